@@ -1,0 +1,26 @@
+// swift-tools-version: 6.1
+// The benchmarks live in their own package so that users of the library never resolve the
+// benchmark tool's dependencies.
+import PackageDescription
+
+let package = Package(
+    name: "Benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: "../"),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "Sampling",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Jemalloc", package: "swift-memory-pressure"),
+                .product(name: "MemoryPressure", package: "swift-memory-pressure"),
+            ],
+            path: "Benchmarks/Sampling",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,71 @@
+import CJemalloc
+
+/// A mallctl name translated once into its management information base (MIB), so that reads skip
+/// jemalloc's name lookup.
+///
+/// Keys with an arena index (`stats.arenas.<i>.pactive`, `arena.<i>.purge`) are resolved once with
+/// any index and then pointed at another arena with ``replacingIndex(at:with:)``, as the jemalloc
+/// manual recommends.
+public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringConvertible {
+    private let template: String
+    private var components: [Int]
+
+    /// The name this MIB stands for, with its index components as they are now.
+    public var name: String {
+        var parts = template.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        for position in parts.indices where parts[position].allSatisfy(\.isNumber) {
+            parts[position] = String(components[position])
+        }
+        return parts.joined(separator: ".")
+    }
+
+    /// Resolves `name` (`mallctlnametomib`).
+    public init(name: String) throws(JemallocError) {
+        let depth = name.utf8.count { $0 == UInt8(ascii: ".") } + 1
+        var components = [Int](repeating: 0, count: depth)
+        var count = depth
+        let status = components.withUnsafeMutableBufferPointer { mallctlnametomib(name, $0.baseAddress, &count) }
+        try Mallctl.check(status, key: name)
+        self.template = name
+        self.components = Array(components.prefix(count))
+    }
+
+    /// Reads the value (`mallctlbymib`).
+    public func read() throws(JemallocError) -> Value {
+        var value = Value()
+        var size = MemoryLayout<Value>.size
+        let status = components.withUnsafeBufferPointer {
+            mallctlbymib($0.baseAddress, $0.count, &value, &size, nil, 0)
+        }
+        try Mallctl.check(status, key: self.name)
+        return value
+    }
+
+    /// Writes the value (`mallctlbymib`).
+    public func write(_ value: Value) throws(JemallocError) {
+        var value = value
+        let status = components.withUnsafeBufferPointer {
+            mallctlbymib($0.baseAddress, $0.count, nil, nil, &value, MemoryLayout<Value>.size)
+        }
+        try Mallctl.check(status, key: self.name)
+    }
+
+    /// Runs a command key that takes and returns nothing, such as `arena.<i>.purge`.
+    public func perform() throws(JemallocError) {
+        let status = components.withUnsafeBufferPointer {
+            mallctlbymib($0.baseAddress, $0.count, nil, nil, nil, 0)
+        }
+        try Mallctl.check(status, key: self.name)
+    }
+
+    /// The same MIB with the component at `position` (0-based, counting the dots of the name)
+    /// replaced by `index`: for example position 2 of `stats.arenas.0.pactive` is the arena.
+    public func replacingIndex(at position: Int, with index: Int) -> Self {
+        precondition(components.indices.contains(position), "\(name) has no component \(position)")
+        var copy = self
+        copy.components[position] = index
+        return copy
+    }
+
+    public var description: String { name }
+}

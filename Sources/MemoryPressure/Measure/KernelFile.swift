@@ -1,0 +1,48 @@
+import SystemPackage
+
+/// Reads the small text files the kernel exposes under /proc and /sys.
+enum KernelFile {
+    /// Reads the whole of `path` as UTF-8 text.
+    static func read(_ path: FilePath) throws(MeasurementError) -> String {
+        do {
+            let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
+            return try descriptor.closeAfter {
+                var bytes: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+                    if count == 0 { break }
+                    bytes += chunk[..<count]
+                }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+        } catch let errno as Errno {
+            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
+        } catch {
+            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+        }
+    }
+
+    /// Reads `path` and parses its trimmed text with `parse`, reporting text it rejects as malformed.
+    static func parse<Value>(
+        _ path: FilePath,
+        _ parse: (Substring) -> Value?
+    ) throws(MeasurementError) -> Value {
+        let text = try read(path)
+        let trimmed = text.trimmingSuffix(while: \.isWhitespace)
+        guard let value = parse(trimmed) else {
+            throw MeasurementError(path: path, reason: .malformed(String(trimmed)))
+        }
+        return value
+    }
+}
+
+extension StringProtocol {
+    func trimmingSuffix(while predicate: (Character) -> Bool) -> SubSequence {
+        var end = endIndex
+        while end > startIndex, predicate(self[index(before: end)]) {
+            end = index(before: end)
+        }
+        return self[startIndex..<end]
+    }
+}

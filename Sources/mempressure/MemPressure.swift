@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// `mempressure`: the memory-pressure stress tool.
+@main
+struct MemPressure: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mempressure",
+        abstract: "Memory pressure and resource budgets for long-running Swift processes.",
+        subcommands: [Stats.self],
+        defaultSubcommand: Stats.self
+    )
+}

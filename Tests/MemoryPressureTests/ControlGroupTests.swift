@@ -1,0 +1,114 @@
+@testable import MemoryPressure
+import SystemPackage
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ControlGroupTests {
+    @Test func findsTheUnifiedEntryOfTheMembership() {
+        let hybrid = "4:memory:/user.slice\n1:name=systemd:/user.slice\n0::/user.slice/session-1.scope\n"
+        #expect(ControlGroup.unifiedPath(inMembership: hybrid) == "/user.slice/session-1.scope")
+        #expect(ControlGroup.unifiedPath(inMembership: "4:memory:/x\n") == nil)
+    }
+
+    @Test func findsTheCgroup2Mount() throws {
+        let mountInfo = """
+            22 1 0:21 / /proc rw,nosuid - proc proc rw
+            30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate
+            31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory
+            """
+        let mount = try #require(ControlGroup.cgroup2Mount(inMountInfo: mountInfo))
+        #expect(mount.root == "/")
+        #expect(mount.point == "/sys/fs/cgroup/unified")
+        #expect(ControlGroup.cgroup2Mount(inMountInfo: "22 1 0:21 / /proc rw - proc proc rw") == nil)
+        let escaped = "30 25 0:26 / /mnt/my\\040cgroups rw - cgroup2 cgroup2 rw"
+        #expect(ControlGroup.cgroup2Mount(inMountInfo: escaped)?.point == "/mnt/my cgroups")
+    }
+
+    @Test func joinsMountAndRelativePath() {
+        #expect(ControlGroup.directory(forRelativePath: "/a/b", mountRoot: "/", mountPoint: "/sys/fs/cgroup")
+            == "/sys/fs/cgroup/a/b")
+        #expect(ControlGroup.directory(forRelativePath: "/", mountRoot: "/", mountPoint: "/sys/fs/cgroup")
+            == "/sys/fs/cgroup")
+        #expect(ControlGroup.directory(forRelativePath: "/ns/app", mountRoot: "/ns", mountPoint: "/sys/fs/cgroup")
+            == "/sys/fs/cgroup/app")
+    }
+
+    @Test func readsMemoryFilesOfADirectory() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("memory.current", "123456789\n")
+        try directory.write("memory.max", "max\n")
+        try directory.write("memory.high", "1073741824\n")
+        let group = ControlGroup(directory: directory.path)
+        #expect(try group.currentBytes() == 123_456_789)
+        #expect(try group.maximum() == .unlimited)
+        #expect(try group.high() == .bytes(1 << 30))
+    }
+
+    @Test func missingAndGarbageFilesAreTypedErrors() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("memory.max", "lots\n")
+        let group = ControlGroup(directory: directory.path)
+        #expect {
+            _ = try group.currentBytes()
+        } throws: { error in
+            (error as? MeasurementError)?.reason == .missing
+        }
+        #expect {
+            _ = try group.maximum()
+        } throws: { error in
+            guard let error = error as? MeasurementError else { return false }
+            return error.reason == .malformed("lots") && error.description.contains("memory.max")
+        }
+    }
+
+    @Test func theRealCgroupIsFoundOrItsAbsenceExplained() {
+        do {
+            let group = try ControlGroup.current()
+            #expect(group.directory.string.hasPrefix("/"))
+        } catch {
+            #expect(!error.description.isEmpty)
+        }
+    }
+
+    @Test(arguments: [("max", CgroupLimit.unlimited), ("0", .bytes(0)), ("4096", .bytes(4096))])
+    func parsesLimits(_ text: String, _ limit: CgroupLimit) {
+        #expect(CgroupLimit(parsing: Substring(text)) == limit)
+    }
+
+    @Test(arguments: ["", "-1", "1.5", "MAX", "12 "])
+    func rejectsMalformedLimits(_ text: String) {
+        #expect(CgroupLimit(parsing: Substring(text)) == nil)
+    }
+}
+
+/// A directory under /tmp that is removed when the value goes away.
+final class TemporaryDirectory {
+    let path: FilePath
+
+    init() throws {
+        var template = Array("/tmp/mempressure-test-XXXXXX".utf8CString)
+        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw Errno(rawValue: errno)
+        }
+        path = FilePath(String(cString: created))
+    }
+
+    func write(_ name: String, _ contents: String) throws {
+        let file = try FileDescriptor.open(path.appending(name), .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite)
+        _ = try file.closeAfter { try file.writeAll(contents.utf8) }
+    }
+
+    deinit {
+        if let entries = opendir(path.string) {
+            while let entry = readdir(entries) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { unlink(path.appending(name).string) }
+            }
+            closedir(entries)
+        }
+        rmdir(path.string)
+    }
+}
