@@ -6,6 +6,7 @@ import CJemalloc
 /// type is what both are built on, and what reaches keys this module has not typed.
 public enum Mallctl {
     /// Reads the value of `name`.
+    @inlinable
     public static func read<Value: MallctlValue>(
         _ name: String,
         as type: Value.Type = Value.self
@@ -18,6 +19,7 @@ public enum Mallctl {
     }
 
     /// Writes `value` to `name`.
+    @inlinable
     public static func write<Value: MallctlValue>(_ name: String, _ value: Value) throws(JemallocError) {
         var value = value
         let status = mallctl(name, nil, nil, &value, MemoryLayout<Value>.size)
@@ -46,6 +48,7 @@ public enum Mallctl {
         return mallctl("config.stats", &value, &size, nil, 0) == 0 && value
     }
 
+    @usableFromInline
     static func check(_ status: Int32, key: @autoclosure () -> String) throws(JemallocError) {
         guard status == 0 else {
             throw JemallocError(key: key(), errno: status, statisticsEnabled: statisticsEnabled)

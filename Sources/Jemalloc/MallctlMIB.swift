@@ -7,8 +7,8 @@ import CJemalloc
 /// any index and then pointed at another arena with ``replacingIndex(at:with:)``, as the jemalloc
 /// manual recommends.
 public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringConvertible {
-    private let template: String
-    private var components: [Int]
+    @usableFromInline let template: String
+    @usableFromInline var components: [Int]
 
     /// The name this MIB stands for, with its index components as they are now.
     public var name: String {
@@ -31,6 +31,7 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     }
 
     /// Reads the value (`mallctlbymib`).
+    @inlinable
     public func read() throws(JemallocError) -> Value {
         var value = Value()
         var size = MemoryLayout<Value>.size
@@ -42,6 +43,7 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     }
 
     /// Writes the value (`mallctlbymib`).
+    @inlinable
     public func write(_ value: Value) throws(JemallocError) {
         var value = value
         let status = components.withUnsafeBufferPointer {
@@ -51,6 +53,7 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     }
 
     /// Runs a command key that takes and returns nothing, such as `arena.<i>.purge`.
+    @inlinable
     public func perform() throws(JemallocError) {
         let status = components.withUnsafeBufferPointer {
             mallctlbymib($0.baseAddress, $0.count, nil, nil, nil, 0)
@@ -60,6 +63,7 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
 
     /// The same MIB with the component at `position` (0-based, counting the dots of the name)
     /// replaced by `index`: for example position 2 of `stats.arenas.0.pactive` is the arena.
+    @inlinable
     public func replacingIndex(at position: Int, with index: Int) -> Self {
         precondition(components.indices.contains(position), "\(name) has no component \(position)")
         var copy = self

@@ -38,11 +38,16 @@ struct StatisticsTests {
     }
 
     @Test func jemallocIsTheProcessAllocator() throws {
-        let before = try JemallocStatistics.current().allocated
+        // `thread.allocated` counts what this thread allocated through jemalloc, so other tests
+        // running in parallel cannot disturb it. No suspension point separates the reads.
+        let allocatedByThisThread = MallctlKey<UInt64>("thread.allocated")
+        let before = try allocatedByThisThread.read()
         let pointer = try #require(malloc(32 << 20))
-        defer { free(pointer) }
-        let after = try JemallocStatistics.current().allocated
-        #expect(after - before >= 32 << 20)
+        let array = [UInt8](repeating: 1, count: 8 << 20)
+        let after = try allocatedByThisThread.read()
+        free(pointer)
+        #expect(after - before >= 40 << 20)
+        #expect(array.count == 8 << 20)
     }
 
     @Test func statisticsAreConsistent() throws {

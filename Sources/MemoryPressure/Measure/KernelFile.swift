@@ -23,6 +23,33 @@ enum KernelFile {
         }
     }
 
+    /// Reads at most `capacity` bytes of `path` into a stack buffer and parses them with `parse`,
+    /// without allocating: for files sampled many times a second.
+    static func parseBytes<Value>(
+        _ path: FilePath,
+        capacity: Int,
+        _ parse: (UnsafeRawBufferPointer) -> Value?
+    ) throws(MeasurementError) -> Value {
+        let parsed: Value?
+        do {
+            let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
+            parsed = try descriptor.closeAfter {
+                try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+                    let count = try descriptor.read(into: buffer)
+                    return parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                }
+            }
+        } catch let errno as Errno {
+            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
+        } catch {
+            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+        }
+        guard let parsed else {
+            throw MeasurementError(path: path, reason: .malformed((try? read(path)) ?? ""))
+        }
+        return parsed
+    }
+
     /// Reads `path` and parses its trimmed text with `parse`, reporting text it rejects as malformed.
     static func parse<Value>(
         _ path: FilePath,

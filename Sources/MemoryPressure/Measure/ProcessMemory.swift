@@ -28,17 +28,46 @@ public struct ProcessMemory: Hashable, Sendable {
 
     /// Reads the calling process's figures now.
     public static func current() throws(MeasurementError) -> ProcessMemory {
-        try KernelFile.parse(statmPath) { parse(statm: $0, pageSize: systemPageSize) }
+        try KernelFile.parseBytes(statmPath, capacity: 128) { parse(statm: $0, pageSize: systemPageSize) }
     }
 
     /// Parses the text of a `statm` file: sizes in pages, `size resident shared text lib data dt`.
-    static func parse(statm: Substring, pageSize: Int) -> ProcessMemory? {
-        let fields = statm.split(separator: " ").prefix(3).compactMap { Int($0) }
-        guard fields.count == 3, fields.allSatisfy({ $0 >= 0 }) else { return nil }
-        return ProcessMemory(
-            residentBytes: fields[1] * pageSize,
-            virtualBytes: fields[0] * pageSize,
-            sharedBytes: fields[2] * pageSize
+    static func parse(statm: some Collection<UInt8>, pageSize: Int) -> ProcessMemory? {
+        var fields = (size: 0, resident: 0, shared: 0)
+        var index = 0
+        var digits = 0
+        var value = 0
+        for byte in statm {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+                guard !overflow1, !overflow2 else { return nil }
+                value = sum
+                digits += 1
+            case UInt8(ascii: " "), UInt8(ascii: "\n"):
+                guard digits > 0 else { return nil }
+                switch index {
+                case 0: fields.size = value
+                case 1: fields.resident = value
+                default: fields.shared = value
+                }
+                index += 1
+                digits = 0
+                value = 0
+                if index == 3 { return ProcessMemory(pageCounts: fields, pageSize: pageSize) }
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    private init(pageCounts: (size: Int, resident: Int, shared: Int), pageSize: Int) {
+        self.init(
+            residentBytes: pageCounts.resident * pageSize,
+            virtualBytes: pageCounts.size * pageSize,
+            sharedBytes: pageCounts.shared * pageSize
         )
     }
 

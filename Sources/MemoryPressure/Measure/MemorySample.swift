@@ -1,0 +1,39 @@
+import Jemalloc
+
+/// One reading of everything the system decides on. A figure the machine does not offer is nil.
+public struct MemorySample: Hashable, Sendable {
+    /// When the reading was taken.
+    public var time: ContinuousClock.Instant
+    /// The process's resident bytes, from `/proc/self/statm`.
+    public var residentBytes: Int?
+    /// The cgroup's `memory.current`, where the process has a cgroup v2 with a memory controller.
+    public var cgroupCurrentBytes: Int?
+    /// jemalloc's process-wide statistics, as of this sample's epoch (nil when not refreshed for it).
+    public var jemalloc: JemallocStatistics?
+    /// Bytes allocated in each registered per-app arena.
+    public var arenaBytes: [Arena: Int]
+    /// Memory pressure stall information, where the kernel offers it.
+    public var pressureStall: PressureStall?
+
+    public init(
+        time: ContinuousClock.Instant,
+        residentBytes: Int? = nil,
+        cgroupCurrentBytes: Int? = nil,
+        jemalloc: JemallocStatistics? = nil,
+        arenaBytes: [Arena: Int] = [:],
+        pressureStall: PressureStall? = nil
+    ) {
+        self.time = time
+        self.residentBytes = residentBytes
+        self.cgroupCurrentBytes = cgroupCurrentBytes
+        self.jemalloc = jemalloc
+        self.arenaBytes = arenaBytes
+        self.pressureStall = pressureStall
+    }
+
+    /// The footprint the budget is held against: the process's resident bytes, or jemalloc's
+    /// resident bytes when statm could not be read.
+    public var footprintBytes: Int? {
+        residentBytes ?? jemalloc?.resident
+    }
+}
