@@ -16,8 +16,13 @@ public struct Arena: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Creates an arena of the process's default configuration (`arenas.create`).
+    ///
+    /// jemalloc publishes a new arena's statistics only from the next epoch on, so this refreshes
+    /// the epoch once, and ``statistics()`` can be read at once.
     public static func create() throws(JemallocError) -> Arena {
-        Arena(index: try MallctlKey.createArena.read())
+        let arena = Arena(index: try MallctlKey.createArena.read())
+        try Jemalloc.advanceEpoch()
+        return arena
     }
 
     /// Whether the arena exists now (`arena.<i>.initialized`); false once it has been destroyed.

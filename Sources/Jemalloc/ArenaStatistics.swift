@@ -71,7 +71,7 @@ extension ArenaStatistics {
         public func read(_ arena: Arena) throws(JemallocError) -> ArenaStatistics {
             let index = Int(arena.index)
             func value(_ mib: MallctlMIB<Int>) throws(JemallocError) -> Int {
-                try mib.replacingIndex(at: Self.arenaPosition, with: index).read()
+                try mib.read(replacingIndexAt: Self.arenaPosition, with: index)
             }
             return ArenaStatistics(
                 smallAllocated: try value(smallAllocated),

@@ -12,9 +12,14 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
 
     /// The name this MIB stands for, with its index components as they are now.
     public var name: String {
+        name(replacingIndexAt: nil, with: 0)
+    }
+
+    @usableFromInline
+    func name(replacingIndexAt replaced: Int?, with index: Int) -> String {
         var parts = template.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         for position in parts.indices where parts[position].allSatisfy(\.isNumber) {
-            parts[position] = String(components[position])
+            parts[position] = String(position == replaced ? index : components[position])
         }
         return parts.joined(separator: ".")
     }
@@ -33,12 +38,19 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     /// Reads the value (`mallctlbymib`).
     @inlinable
     public func read() throws(JemallocError) -> Value {
+        try read(replacingIndexAt: nil, with: 0)
+    }
+
+    /// Reads the value with the component at `position` replaced by `index`, without copying the
+    /// MIB: the way to read one statistic of many arenas in a sampling loop.
+    @inlinable
+    public func read(replacingIndexAt position: Int?, with index: Int) throws(JemallocError) -> Value {
         var value = Value()
         var size = MemoryLayout<Value>.size
-        let status = components.withUnsafeBufferPointer {
-            mallctlbymib($0.baseAddress, $0.count, &value, &size, nil, 0)
+        let status = withComponents(replacingIndexAt: position, with: index) { mib, count in
+            mallctlbymib(mib, count, &value, &size, nil, 0)
         }
-        try Mallctl.check(status, key: self.name)
+        try Mallctl.check(status, key: self.name(replacingIndexAt: position, with: index))
         return value
     }
 
@@ -46,8 +58,8 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     @inlinable
     public func write(_ value: Value) throws(JemallocError) {
         var value = value
-        let status = components.withUnsafeBufferPointer {
-            mallctlbymib($0.baseAddress, $0.count, nil, nil, &value, MemoryLayout<Value>.size)
+        let status = withComponents(replacingIndexAt: nil, with: 0) { mib, count in
+            mallctlbymib(mib, count, nil, nil, &value, MemoryLayout<Value>.size)
         }
         try Mallctl.check(status, key: self.name)
     }
@@ -55,10 +67,28 @@ public struct MallctlMIB<Value: MallctlValue>: Hashable, Sendable, CustomStringC
     /// Runs a command key that takes and returns nothing, such as `arena.<i>.purge`.
     @inlinable
     public func perform() throws(JemallocError) {
-        let status = components.withUnsafeBufferPointer {
-            mallctlbymib($0.baseAddress, $0.count, nil, nil, nil, 0)
+        let status = withComponents(replacingIndexAt: nil, with: 0) { mib, count in
+            mallctlbymib(mib, count, nil, nil, nil, 0)
         }
         try Mallctl.check(status, key: self.name)
+    }
+
+    /// Calls `body` with the components, one of them replaced on a copy on the stack when asked.
+    @inlinable
+    func withComponents(
+        replacingIndexAt position: Int?,
+        with index: Int,
+        _ body: (UnsafePointer<Int>, Int) -> Int32
+    ) -> Int32 {
+        components.withUnsafeBufferPointer { stored in
+            guard let position else { return body(stored.baseAddress!, stored.count) }
+            precondition(stored.indices.contains(position), "\(template) has no component \(position)")
+            return withUnsafeTemporaryAllocation(of: Int.self, capacity: stored.count) { copy in
+                _ = copy.initialize(from: stored)
+                copy[position] = index
+                return body(UnsafePointer(copy.baseAddress!), stored.count)
+            }
+        }
     }
 
     /// The same MIB with the component at `position` (0-based, counting the dots of the name)

@@ -82,6 +82,13 @@ struct ArenaTests {
         #expect(try Arena(index: 0).isInitialized)
     }
 
+    @Test func aNewArenaHasStatisticsAtOnce() throws {
+        let arena = try Arena.create()
+        let statistics = try arena.statistics()
+        #expect(statistics.allocated == 0)
+        #expect(statistics.activePages == 0)
+    }
+
     @Test func invalidAllocationRequestsAreErrors() throws {
         let arena = try Arena.create()
         for (byteCount, alignment) in [(0, 16), (-1, 16), (64, 3), (64, 0)] {
