@@ -4,50 +4,16 @@ import SystemPackage
 enum KernelFile {
     /// Reads the whole of `path` as UTF-8 text.
     static func read(_ path: FilePath) throws(MeasurementError) -> String {
-        do {
-            let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
-            return try descriptor.closeAfter {
-                var bytes: [UInt8] = []
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
-                    if count == 0 { break }
-                    bytes += chunk[..<count]
-                }
-                return String(decoding: bytes, as: UTF8.self)
+        try withOpenFile(path) { descriptor in
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+                if count == 0 { break }
+                bytes += chunk[..<count]
             }
-        } catch let errno as Errno {
-            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
-        } catch {
-            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+            return String(decoding: bytes, as: UTF8.self)
         }
-    }
-
-    /// Reads at most `capacity` bytes of `path` into a stack buffer and parses them with `parse`,
-    /// without allocating: for files sampled many times a second.
-    static func parseBytes<Value>(
-        _ path: FilePath,
-        capacity: Int,
-        _ parse: (UnsafeRawBufferPointer) -> Value?
-    ) throws(MeasurementError) -> Value {
-        let parsed: Value?
-        do {
-            let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
-            parsed = try descriptor.closeAfter {
-                try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                    let count = try descriptor.read(into: buffer)
-                    return parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-                }
-            }
-        } catch let errno as Errno {
-            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
-        } catch {
-            throw MeasurementError(path: path, reason: .malformed("\(error)"))
-        }
-        guard let parsed else {
-            throw MeasurementError(path: path, reason: .malformed((try? read(path)) ?? ""))
-        }
-        return parsed
     }
 
     /// Reads `path` and parses its trimmed text with `parse`, reporting text it rejects as malformed.
@@ -61,6 +27,42 @@ enum KernelFile {
             throw MeasurementError(path: path, reason: .malformed(String(trimmed)))
         }
         return value
+    }
+
+    /// Reads at most `capacity` bytes of `path` into a stack buffer and parses them with `parse`,
+    /// without allocating: for files sampled many times a second.
+    static func parseBytes<Value>(
+        _ path: FilePath,
+        capacity: Int,
+        _ parse: (UnsafeRawBufferPointer) -> Value?
+    ) throws(MeasurementError) -> Value {
+        let parsed = try withOpenFile(path) { descriptor in
+            try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
+                let count = try descriptor.read(into: buffer)
+                return parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            }
+        }
+        guard let parsed else {
+            throw MeasurementError(path: path, reason: .malformed((try? read(path)) ?? ""))
+        }
+        return parsed
+    }
+
+    /// Opens `path` for reading, runs `body` with it and closes it, turning failures into
+    /// ``MeasurementError``s: a missing file is `.missing`, any other failure `.unreadable`.
+    private static func withOpenFile<Value>(
+        _ path: FilePath,
+        _ body: (FileDescriptor) throws -> Value
+    ) throws(MeasurementError) -> Value {
+        do {
+            let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
+            return try descriptor.closeAfter { try body(descriptor) }
+        } catch let errno as Errno {
+            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
+        } catch {
+            // swift-system throws only Errno; anything else is reported with its own words.
+            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+        }
     }
 }
 
