@@ -19,7 +19,7 @@ public protocol DiscardableContent: AnyObject, Sendable {
 }
 
 /// The access count and discarded flag of a ``DiscardableContent`` value, thread-safe.
-public struct ContentAccessCount: ~Copyable, Sendable {
+public final class ContentAccessCount: Sendable {
     private struct State {
         var openAccesses = 0
         var isDiscarded = false
