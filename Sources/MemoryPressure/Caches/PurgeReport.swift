@@ -20,6 +20,13 @@ public struct PurgeReport: Sendable {
         public var releasedBytes: Int
         /// The entries a cache removed (1 for a store that released).
         public var removedCount: Int
+
+        public init(app: AppIdentifier, source: Source, releasedBytes: Int, removedCount: Int) {
+            self.app = app
+            self.source = source
+            self.releasedBytes = releasedBytes
+            self.removedCount = removedCount
+        }
     }
 
     /// The event purged for.
