@@ -21,6 +21,17 @@ let package = Package(
             path: "Benchmarks/Sampling",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // PurgeableCache against Foundation's NSCache (Foundation is used here only).
+        .executableTarget(
+            name: "Caches",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Jemalloc", package: "swift-memory-pressure"),
+                .product(name: "MemoryPressure", package: "swift-memory-pressure"),
+            ],
+            path: "Benchmarks/Caches",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

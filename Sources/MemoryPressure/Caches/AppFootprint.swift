@@ -1,0 +1,15 @@
+/// The memory an app is charged with: its heap's bytes plus what its caches declare outside it.
+public struct AppFootprint: Hashable, Sendable {
+    /// Bytes allocated in the app's heap arena (jemalloc's statistics, size classes included).
+    public var heapBytes: Int
+    /// Declared cost of the app's cache entries whose payloads live outside its heap.
+    public var declaredBytesOutsideHeap: Int
+
+    public init(heapBytes: Int, declaredBytesOutsideHeap: Int) {
+        self.heapBytes = heapBytes
+        self.declaredBytesOutsideHeap = declaredBytesOutsideHeap
+    }
+
+    /// The footprint.
+    public var totalBytes: Int { heapBytes + declaredBytesOutsideHeap }
+}

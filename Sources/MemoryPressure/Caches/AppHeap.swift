@@ -1,0 +1,140 @@
+import Jemalloc
+import Synchronization
+
+/// One app's own jemalloc arena, for the buffers it owns: cache payloads and backing stores.
+///
+/// Buffers (``HeapBuffer``) are allocated without the thread cache, so the arena's statistics count
+/// exactly their bytes, and the heap keeps a running count of them that needs no epoch refresh.
+/// Every buffer holds the heap alive, and the arena is destroyed (all its pages returned at once)
+/// only when nothing can reach it any more: when the heap object goes away, or at ``close()`` once
+/// the last buffer has been freed. No buffer can therefore outlive the memory it points into.
+public final class AppHeap: Sendable {
+    /// The app the heap belongs to.
+    public let app: AppIdentifier
+    /// The arena the heap allocates in.
+    public let arena: Arena
+
+    private struct Threshold {
+        let bytes: Int
+        let handler: @Sendable (_ allocatedBytes: Int) -> Void
+    }
+
+    private struct State {
+        var isClosed = false
+        var isDestroyed = false
+        var liveBuffers = 0
+        var thresholds: [Threshold] = []
+    }
+
+    private let state = Mutex(State())
+    private let allocated = Atomic<Int>(0)
+
+    /// Creates a heap for `app` in a new arena.
+    public init(app: AppIdentifier) throws(JemallocError) {
+        self.app = app
+        arena = try Arena.create()
+    }
+
+    /// Allocates a buffer of `byteCount` bytes in the heap.
+    ///
+    /// Registered thresholds that the heap's bytes cross upwards are reported on this thread before
+    /// the buffer is returned.
+    public func allocate(byteCount: Int, zeroed: Bool = false) throws(AppHeapError) -> HeapBuffer {
+        try state.withLock { state throws(AppHeapError) in
+            guard !state.isClosed else { throw AppHeapError.closed(app) }
+            state.liveBuffers += 1
+        }
+        let allocation: ArenaAllocation
+        do {
+            allocation = try arena.allocate(byteCount: byteCount, zeroed: zeroed)
+        } catch {
+            bufferFreed(byteCount: 0)
+            throw AppHeapError.allocator(error)
+        }
+        let buffer = HeapBuffer(allocation, in: self)
+        let after = allocated.add(byteCount, ordering: .relaxed).newValue
+        reportCrossings(from: after - byteCount, to: after)
+        return buffer
+    }
+
+    /// The bytes of the heap's live buffers, as asked for (jemalloc rounds each up to its size
+    /// class); kept as buffers come and go, so it is current without an epoch refresh.
+    public var allocatedBytes: Int { allocated.load(ordering: .relaxed) }
+
+    /// The number of buffers alive now.
+    public var liveBufferCount: Int { state.withLock { $0.liveBuffers } }
+
+    /// The arena's statistics as of the last ``Jemalloc/advanceEpoch()``.
+    public func statistics() throws(JemallocError) -> ArenaStatistics {
+        try arena.statistics()
+    }
+
+    /// Returns the arena's freed pages to the operating system now.
+    public func purge() throws(JemallocError) {
+        try state.withLock { state throws(JemallocError) in
+            guard !state.isDestroyed else { return }
+            try arena.purge()
+        }
+    }
+
+    /// Calls `handler` with the heap's bytes each time an allocation takes them from below `bytes`
+    /// to `bytes` or more, so a monitor can react at once rather than at its next sample.
+    public func onCrossing(
+        bytes: Int,
+        _ handler: @escaping @Sendable (_ allocatedBytes: Int) -> Void
+    ) throws(CacheError) {
+        guard bytes > 0 else { throw CacheError.nonPositiveThreshold(bytes) }
+        state.withLock { $0.thresholds.append(Threshold(bytes: bytes, handler: handler)) }
+    }
+
+    /// Stops making buffers; destroys the arena now if no buffer is alive, otherwise as soon as the
+    /// last one is freed. Returns whether the arena is destroyed on return.
+    @discardableResult
+    public func close() -> Bool {
+        state.withLock { state in
+            state.isClosed = true
+            destroyIfUnreachable(&state)
+            return state.isDestroyed
+        }
+    }
+
+    /// Whether the arena has been destroyed.
+    public var isDestroyed: Bool { state.withLock { $0.isDestroyed } }
+
+    /// Called by a buffer after it has freed its bytes (or by a failed allocation).
+    func bufferFreed(byteCount: Int) {
+        allocated.subtract(byteCount, ordering: .relaxed)
+        state.withLock { state in
+            state.liveBuffers -= 1
+            destroyIfUnreachable(&state)
+        }
+    }
+
+    private func destroyIfUnreachable(_ state: inout State) {
+        guard state.isClosed, state.liveBuffers == 0, !state.isDestroyed else { return }
+        destroyArena()
+        state.isDestroyed = true
+    }
+
+    /// Destroys the arena; if jemalloc refuses (a thread bound to it), its pages are at least
+    /// purged, and the index is left unused.
+    private func destroyArena() {
+        do {
+            try arena.destroy()
+        } catch {
+            try? arena.purge()
+        }
+    }
+
+    private func reportCrossings(from before: Int, to after: Int) {
+        let crossed = state.withLock { state in
+            state.thresholds.filter { before < $0.bytes && $0.bytes <= after }.map(\.handler)
+        }
+        for handler in crossed { handler(after) }
+    }
+
+    deinit {
+        // Every buffer holds the heap, so none is alive here.
+        if !state.withLock({ $0.isDestroyed }) { destroyArena() }
+    }
+}

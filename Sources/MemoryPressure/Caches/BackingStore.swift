@@ -1,0 +1,87 @@
+import Synchronization
+
+/// A view's pixels: a buffer of width x height x bytes per pixel in its app's heap, released under
+/// pressure and re-rendered on its first use after that.
+///
+/// The first use renders it too. A reader holds the buffer it was given for the length of its
+/// access, so a release during the access only lets the store forget the buffer; the bytes are
+/// freed when the access ends.
+public final class BackingStore: ReleasableStore {
+    /// Draws the store's content into fresh bytes.
+    public typealias Renderer = @Sendable (_ pixels: UnsafeMutableRawBufferPointer) -> Void
+
+    /// Pixels per row.
+    public let width: Int
+    /// Rows.
+    public let height: Int
+    /// Bytes per pixel.
+    public let bytesPerPixel: Int
+    /// The heap the pixels live in.
+    public let heap: AppHeap
+
+    private let render: Renderer
+    private let pixels = Mutex<HeapBuffer?>(nil)
+    private let visible = Atomic<Bool>(false)
+    private let renders = Atomic<Int>(0)
+
+    /// Makes a store of `width` x `height` pixels of `bytesPerPixel` bytes in `heap`, drawn by
+    /// `render` on first use and after each release. Dimensions must be at least 1.
+    public init(
+        width: Int,
+        height: Int,
+        bytesPerPixel: Int = 4,
+        in heap: AppHeap,
+        render: @escaping Renderer
+    ) throws(CacheError) {
+        let invalid = CacheError.invalidDimensions(width: width, height: height, bytesPerPixel: bytesPerPixel)
+        guard width > 0, height > 0, bytesPerPixel > 0 else { throw invalid }
+        let (rowBytes, rowOverflow) = width.multipliedReportingOverflow(by: bytesPerPixel)
+        let (_, totalOverflow) = rowBytes.multipliedReportingOverflow(by: height)
+        guard !rowOverflow, !totalOverflow else { throw invalid }
+        self.width = width
+        self.height = height
+        self.bytesPerPixel = bytesPerPixel
+        self.heap = heap
+        self.render = render
+    }
+
+    /// The size of the pixels when present.
+    public var capacity: Int { width * height * bytesPerPixel }
+
+    /// Calls `body` with the pixels, rendering them first if they were released (or never made).
+    public func withPixels<Result: Sendable>(
+        _ body: (UnsafeRawBufferPointer) -> Result
+    ) throws(AppHeapError) -> Result {
+        let buffer = try pixels.withLock { pixels throws(AppHeapError) -> HeapBuffer in
+            if let pixels { return pixels }
+            let buffer = try heap.allocate(byteCount: capacity)
+            buffer.withUnsafeMutableBytes(render)
+            renders.add(1, ordering: .relaxed)
+            pixels = buffer
+            return buffer
+        }
+        return buffer.withUnsafeBytes(body)
+    }
+
+    /// Whether the owning view is on screen; the view sets it.
+    public var isVisible: Bool {
+        get { visible.load(ordering: .relaxed) }
+        set { visible.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The number of times the pixels have been rendered.
+    public var renderCount: Int { renders.load(ordering: .relaxed) }
+
+    public var byteCount: Int { pixels.withLock { $0 == nil ? 0 : capacity } }
+
+    @discardableResult
+    public func release() -> Int {
+        // The buffer is freed here, after the lock is released.
+        let released = pixels.withLock { pixels in
+            let released = pixels
+            pixels = nil
+            return released
+        }
+        return released?.byteCount ?? 0
+    }
+}

@@ -1,0 +1,69 @@
+/// What a cache holds, which decides what it gives back on each purge event.
+///
+/// The built-in categories follow the image-loading libraries: images and media are emptied on
+/// entering the background and on a warning; rebuildable objects are trimmed to 10% on entering the
+/// background and emptied on a warning. Every category is emptied at critical pressure unless a
+/// custom one says otherwise.
+public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
+    /// The category's name, for reports.
+    public let name: String
+    /// What to do when the owning app enters the background.
+    public let onEnteringBackground: PurgeAction
+    /// What to do at the warning level.
+    public let onWarning: PurgeAction
+    /// What to do at the critical level.
+    public let onCritical: PurgeAction
+
+    /// Decoded images: emptied on entering the background, on a warning and at critical.
+    public static let images = CacheCategory(
+        name: "images", onEnteringBackground: .empty, onWarning: .empty, onCritical: .empty
+    )
+
+    /// Decoded media (audio, video frames): emptied on every event.
+    public static let media = CacheCategory(
+        name: "media", onEnteringBackground: .empty, onWarning: .empty, onCritical: .empty
+    )
+
+    /// Objects that can be rebuilt from elsewhere: trimmed to 10% on entering the background,
+    /// emptied on a warning and at critical.
+    public static let rebuildableObjects = CacheCategory(
+        name: "rebuildable objects",
+        onEnteringBackground: backgroundTrim,
+        onWarning: .empty,
+        onCritical: .empty
+    )
+
+    private static let backgroundTrim: PurgeAction = {
+        do { return try .trim(toFraction: 0.1) } catch { preconditionFailure("\(error)") }
+    }()
+
+    /// A category of the caller's own.
+    public static func custom(
+        name: String,
+        onEnteringBackground: PurgeAction,
+        onWarning: PurgeAction,
+        onCritical: PurgeAction = .empty
+    ) -> CacheCategory {
+        CacheCategory(
+            name: name, onEnteringBackground: onEnteringBackground, onWarning: onWarning, onCritical: onCritical
+        )
+    }
+
+    private init(name: String, onEnteringBackground: PurgeAction, onWarning: PurgeAction, onCritical: PurgeAction) {
+        self.name = name
+        self.onEnteringBackground = onEnteringBackground
+        self.onWarning = onWarning
+        self.onCritical = onCritical
+    }
+
+    /// The action for `event`.
+    public func action(for event: PurgeEvent) -> PurgeAction {
+        switch event {
+        case .enteringBackground: onEnteringBackground
+        case .warning: onWarning
+        case .critical: onCritical
+        }
+    }
+
+    public var description: String { name }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// A value whose content can be thrown away when nobody is using it, as `NSDiscardableContent`.
+///
+/// Callers bracket every use with ``beginContentAccess()`` and ``endContentAccess()``; the accesses
+/// are counted, and a cache never purges such a value while any access is open. A purge asks the
+/// value to ``discardContentIfPossible()`` and removes it only when ``isContentDiscarded`` is then
+/// true. ``ContentAccessCount`` does the counting for conforming types.
+public protocol DiscardableContent: AnyObject, Sendable {
+    /// Opens an access; returns false (opening nothing) when the content was already discarded.
+    func beginContentAccess() -> Bool
+    /// Closes an access opened by a successful ``beginContentAccess()``.
+    func endContentAccess()
+    /// Discards the content if no access is open. Called under the cache's lock: it must not call
+    /// back into the cache.
+    func discardContentIfPossible()
+    /// Whether the content has been discarded.
+    var isContentDiscarded: Bool { get }
+}
+
+/// The access count and discarded flag of a ``DiscardableContent`` value, thread-safe.
+public final class ContentAccessCount: Sendable {
+    private struct State {
+        var openAccesses = 0
+        var isDiscarded = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Opens an access unless the content was discarded; returns whether it did.
+    public func begin() -> Bool {
+        state.withLock { state in
+            guard !state.isDiscarded else { return false }
+            state.openAccesses += 1
+            return true
+        }
+    }
+
+    /// Closes an access; closing one that was never opened is a programming error.
+    public func end() {
+        state.withLock { state in
+            precondition(state.openAccesses > 0, "endContentAccess() without a matching beginContentAccess()")
+            state.openAccesses -= 1
+        }
+    }
+
+    /// Calls `discard` and marks the content discarded if no access is open and it was not already;
+    /// returns whether it did.
+    @discardableResult
+    public func discardIfPossible(_ discard: () -> Void = {}) -> Bool {
+        state.withLock { state in
+            guard state.openAccesses == 0, !state.isDiscarded else { return false }
+            discard()
+            state.isDiscarded = true
+            return true
+        }
+    }
+
+    /// Whether the content has been discarded.
+    public var isDiscarded: Bool { state.withLock { $0.isDiscarded } }
+
+    /// The number of accesses open now.
+    public var openAccesses: Int { state.withLock { $0.openAccesses } }
+}

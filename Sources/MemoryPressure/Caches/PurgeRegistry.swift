@@ -1,0 +1,132 @@
+import Jemalloc
+import Synchronization
+
+/// Every app's heap, caches and stores, so the system can measure each app and purge them by event.
+///
+/// Caches and stores are held weakly: they stay registered while their owners keep them.
+public final class PurgeRegistry: Sendable {
+    private struct WeakCache {
+        weak var cache: (any Purgeable)?
+    }
+
+    private struct WeakStore {
+        weak var store: (any ReleasableStore)?
+    }
+
+    private struct AppEntries {
+        var heap: AppHeap?
+        var caches: [WeakCache] = []
+        var stores: [WeakStore] = []
+
+        mutating func prune() {
+            caches.removeAll { $0.cache == nil }
+            stores.removeAll { $0.store == nil }
+        }
+    }
+
+    private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
+
+    public init() {}
+
+    /// `app`'s heap, created on first use.
+    public func heap(for app: AppIdentifier) throws(JemallocError) -> AppHeap {
+        try apps.withLock { apps throws(JemallocError) -> AppHeap in
+            if let heap = apps[app]?.heap { return heap }
+            let heap = try AppHeap(app: app)
+            apps[app, default: AppEntries()].heap = heap
+            return heap
+        }
+    }
+
+    /// Registers `cache` under its owner.
+    public func register(_ cache: any Purgeable) {
+        apps.withLock { apps in
+            apps[cache.owner, default: AppEntries()].prune()
+            apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
+        }
+    }
+
+    /// Registers `store` under `app`.
+    public func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
+        apps.withLock { apps in
+            apps[app, default: AppEntries()].prune()
+            apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
+        }
+    }
+
+    /// The apps with a heap, a cache or a store registered.
+    public var registeredApps: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
+
+    /// `app`'s live caches.
+    public func caches(of app: AppIdentifier) -> [any Purgeable] {
+        apps.withLock { $0[app]?.caches.compactMap(\.cache) ?? [] }
+    }
+
+    /// `app`'s live stores.
+    public func stores(of app: AppIdentifier) -> [any ReleasableStore] {
+        apps.withLock { $0[app]?.stores.compactMap(\.store) ?? [] }
+    }
+
+    /// `app`'s footprint: its heap's allocated bytes (refreshing jemalloc's epoch) plus the declared
+    /// cost of its caches whose payloads live elsewhere.
+    public func footprint(of app: AppIdentifier) throws(JemallocError) -> AppFootprint {
+        let heap = apps.withLock { $0[app]?.heap }
+        var heapBytes = 0
+        if let heap {
+            try Jemalloc.advanceEpoch()
+            heapBytes = try heap.statistics().allocated
+        }
+        let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0 + $1.totalCost }
+        return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
+    }
+
+    /// Purges the caches and stores of `targets` for `event`, then returns the freed pages to the
+    /// operating system: each affected heap's arena is purged, and all arenas when payloads outside
+    /// the heaps were released.
+    ///
+    /// Caches apply their category's action. Stores are released on entering the background, and
+    /// on a warning or at critical pressure when their view is not visible.
+    public func purge(_ event: PurgeEvent, apps targets: some Sequence<AppIdentifier>) -> PurgeReport {
+        var report = PurgeReport(event: event)
+        var releasedOutsideHeaps = false
+        for app in Set(targets) {
+            let (heap, caches, stores) = apps.withLock { apps in
+                let entries = apps[app]
+                return (entries?.heap, entries?.caches.compactMap(\.cache) ?? [], entries?.stores.compactMap(\.store) ?? [])
+            }
+            let heapBytesBefore = heap?.allocatedBytes
+            for cache in caches {
+                let result = cache.purge(for: event)
+                guard result.removedCount > 0 else { continue }
+                releasedOutsideHeaps = releasedOutsideHeaps || cache.payloadLocation == .elsewhere
+                report.entries.append(PurgeReport.Entry(
+                    app: app,
+                    source: .cache(name: cache.name, category: cache.category),
+                    releasedBytes: result.releasedCost,
+                    removedCount: result.removedCount
+                ))
+            }
+            for store in stores where event == .enteringBackground || !store.isVisible {
+                let released = store.release()
+                guard released > 0 else { continue }
+                report.entries.append(PurgeReport.Entry(app: app, source: .store, releasedBytes: released, removedCount: 1))
+            }
+            if let heap, let heapBytesBefore {
+                report.heapBytesReturned[app] = heapBytesBefore - heap.allocatedBytes
+                do { try heap.purge() } catch { report.arenaPurgeFailures.append(error) }
+            }
+        }
+        if releasedOutsideHeaps {
+            do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
+        }
+        return report
+    }
+
+    /// Forgets `app`'s caches and stores and closes its heap, whose arena is destroyed now if no
+    /// buffer in it is alive, or when the last one is freed. Returns whether it was destroyed now.
+    @discardableResult
+    public func removeApp(_ app: AppIdentifier) -> Bool {
+        let heap = apps.withLock { $0.removeValue(forKey: app)?.heap }
+        return heap?.close() ?? true
+    }
+}

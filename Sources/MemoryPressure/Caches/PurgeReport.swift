@@ -1,0 +1,48 @@
+import Jemalloc
+
+/// What one purge by ``PurgeRegistry`` gave back.
+public struct PurgeReport: Sendable {
+    /// One cache's or store's share of the purge.
+    public struct Entry: Hashable, Sendable {
+        /// What was purged.
+        public enum Source: Hashable, Sendable {
+            /// A cache, with its name and category.
+            case cache(name: String, category: CacheCategory)
+            /// A releasable store, such as a backing store.
+            case store
+        }
+
+        /// The app that owns it.
+        public var app: AppIdentifier
+        /// What it is.
+        public var source: Source
+        /// The bytes it released: declared cost for a cache, the store's bytes for a store.
+        public var releasedBytes: Int
+        /// The entries a cache removed (1 for a store that released).
+        public var removedCount: Int
+
+        public init(app: AppIdentifier, source: Source, releasedBytes: Int, removedCount: Int) {
+            self.app = app
+            self.source = source
+            self.releasedBytes = releasedBytes
+            self.removedCount = removedCount
+        }
+    }
+
+    /// The event purged for.
+    public var event: PurgeEvent
+    /// Every cache and store that released something.
+    public var entries: [Entry] = []
+    /// For each affected app with a heap, how far its heap's allocated bytes fell.
+    public var heapBytesReturned: [AppIdentifier: Int] = [:]
+    /// Arena purges jemalloc refused; the bytes were freed but their pages may linger until decay.
+    public var arenaPurgeFailures: [JemallocError] = []
+
+    /// The bytes released across all entries.
+    public var releasedBytes: Int { entries.reduce(0) { $0 + $1.releasedBytes } }
+
+    /// The bytes released by `app`'s caches and stores.
+    public func releasedBytes(of app: AppIdentifier) -> Int {
+        entries.lazy.filter { $0.app == app }.reduce(0) { $0 + $1.releasedBytes }
+    }
+}

@@ -1,0 +1,172 @@
+import Synchronization
+
+/// A thread-safe cache with cost and count limits, true least-recently-used eviction, and a
+/// category that decides what it gives back when its app enters the background, on a warning and at
+/// critical pressure.
+///
+/// Every operation is synchronous and O(1) (trims are O(entries removed or skipped)). Inserting
+/// beyond a limit evicts least recently used entries until the limits hold again, the new entry
+/// included if it alone exceeds the cost limit. Purges and trims (but not limit evictions or
+/// explicit removals) skip values that are ``DiscardableContent`` with an access open: they ask each
+/// such value to discard its content and remove it only if it did.
+///
+/// The optional eviction handler is called, outside the cache's lock, for every entry the cache
+/// drops on its own: limit evictions, trims and purges; not for ``removeValue(forKey:)``,
+/// ``removeAll()`` or a replaced value. Values are released outside the lock too, so their
+/// deinitializers may use the cache.
+public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Purgeable {
+    /// Called for each entry the cache drops on its own.
+    public typealias EvictionHandler = @Sendable (_ key: Key, _ value: Value) -> Void
+
+    public let name: String
+    public let owner: AppIdentifier
+    public let category: CacheCategory
+    public let payloadLocation: PayloadLocation
+    /// The most total cost kept, or nil for no limit.
+    public let costLimit: Int?
+    /// The most entries kept, or nil for no limit.
+    public let countLimit: Int?
+
+    private let entries: Mutex<LRUList<Key, Value>>
+    private let evictionHandler: EvictionHandler?
+
+    /// Makes an empty cache. Limits, when given, must be at least 1.
+    public init(
+        name: String,
+        owner: AppIdentifier,
+        category: CacheCategory,
+        costLimit: Int? = nil,
+        countLimit: Int? = nil,
+        payloadLocation: PayloadLocation = .elsewhere,
+        onEviction evictionHandler: EvictionHandler? = nil
+    ) throws(CacheError) {
+        if let costLimit, costLimit < 1 { throw CacheError.nonPositiveLimit(name: "cost", value: costLimit) }
+        if let countLimit, countLimit < 1 { throw CacheError.nonPositiveLimit(name: "count", value: countLimit) }
+        self.name = name
+        self.owner = owner
+        self.category = category
+        self.payloadLocation = payloadLocation
+        self.costLimit = costLimit
+        self.countLimit = countLimit
+        self.evictionHandler = evictionHandler
+        entries = Mutex(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
+    }
+
+    /// The value stored for `key`, which becomes the most recently used; nil if there is none.
+    public func value(forKey key: Key) -> Value? {
+        entries.withLock { $0.value(forKey: key) }
+    }
+
+    /// Stores `value` for `key` as the most recently used entry, then evicts least recently used
+    /// entries until the limits hold.
+    public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) throws(CacheError) {
+        guard cost >= 0 else { throw CacheError.negativeCost(cost) }
+        // The replaced value is dropped here, after the lock is released.
+        let (_, evicted) = entries.withLock { entries in
+            let replaced = entries.insert(value, forKey: key, cost: cost)
+            var evicted = Evicted()
+            while exceedsLimits(count: entries.count, totalCost: entries.totalCost),
+                  let oldest = entries.removeOldest() {
+                evicted.append(oldest)
+            }
+            return (replaced, evicted)
+        }
+        evicted.report(to: evictionHandler)
+    }
+
+    /// Removes and returns the value for `key`.
+    @discardableResult
+    public func removeValue(forKey key: Key) -> Value? {
+        entries.withLock { $0.remove(forKey: key) }?.value
+    }
+
+    /// Removes every entry, accessed or not, without calling the eviction handler.
+    public func removeAll() {
+        // The entries are released here, after the lock is released.
+        _ = entries.withLock { entries in
+            let removed = entries
+            entries = LRUList()
+            return removed
+        }
+    }
+
+    /// Removes least recently used entries until the total cost is at most `cost`.
+    @discardableResult
+    public func trim(toCost cost: Int) -> CachePurgeResult {
+        trim { count, _ in (count, cost) }
+    }
+
+    /// Removes least recently used entries until at most `fraction` of the current total cost and
+    /// of the current count remain (rounded down).
+    @discardableResult
+    public func trim(toFraction fraction: Double) throws(CacheError) -> CachePurgeResult {
+        guard (0...1).contains(fraction) else { throw CacheError.fractionOutOfRange(fraction) }
+        return trim(keeping: fraction)
+    }
+
+    @discardableResult
+    public func purge(for event: PurgeEvent) -> CachePurgeResult {
+        trim(keeping: category.action(for: event).retainedFraction)
+    }
+
+    public var totalCost: Int { entries.withLock { $0.totalCost } }
+
+    public var count: Int { entries.withLock { $0.count } }
+
+    /// The keys from the least to the most recently used: the order of eviction.
+    public var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
+
+    private func exceedsLimits(count: Int, totalCost: Int) -> Bool {
+        count > countLimit ?? .max || totalCost > costLimit ?? .max
+    }
+
+    private func trim(keeping fraction: Double) -> CachePurgeResult {
+        guard fraction < 1 else { return CachePurgeResult() }
+        return trim { count, totalCost in (Int(Double(count) * fraction), Int(Double(totalCost) * fraction)) }
+    }
+
+    /// Removes purgeable entries, least recently used first, until the count and total cost are at
+    /// most the targets computed from the current ones.
+    private func trim(
+        to targets: (_ count: Int, _ totalCost: Int) -> (count: Int, totalCost: Int)
+    ) -> CachePurgeResult {
+        let evicted = entries.withLock { entries in
+            let kept = targets(entries.count, entries.totalCost)
+            var evicted = Evicted()
+            entries.trim(
+                while: { count, totalCost in count > kept.count || totalCost > kept.totalCost },
+                removingIf: Self.isPurgeable
+            ) { evicted.append($0) }
+            return evicted
+        }
+        evicted.report(to: evictionHandler)
+        return evicted.result
+    }
+
+    /// Whether a purge may remove `value`: always, unless it is discardable content that stays
+    /// undiscarded because an access is open.
+    private static func isPurgeable(_ value: Value) -> Bool {
+        guard let content = value as? any DiscardableContent else { return true }
+        content.discardContentIfPossible()
+        return content.isContentDiscarded
+    }
+
+    /// Entries removed under the lock, to report and release after it.
+    private struct Evicted {
+        private var first: LRUList<Key, Value>.Removed?
+        private var rest: [LRUList<Key, Value>.Removed] = []
+        private(set) var result = CachePurgeResult()
+
+        mutating func append(_ removed: LRUList<Key, Value>.Removed) {
+            if first == nil { first = removed } else { rest.append(removed) }
+            result.removedCount += 1
+            result.releasedCost += removed.cost
+        }
+
+        consuming func report(to handler: EvictionHandler?) {
+            guard let handler, let first else { return }
+            handler(first.key, first.value)
+            for removed in rest { handler(removed.key, removed.value) }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Jemalloc
+import MemoryPressure
+import Synchronization
+import Testing
+
+/// Per-app heaps against the real allocator.
+@Suite(.serialized)
+struct HeapTests {
+    static let mebibyte = 1 << 20
+
+    @Test func buffersAreCountedToTheirAppsArena() throws {
+        let heap = try AppHeap(app: .test("counted"))
+        try Jemalloc.advanceEpoch()
+        let before = try heap.statistics().allocated
+        let buffer = try heap.allocate(byteCount: 8 * Self.mebibyte)
+        try Jemalloc.advanceEpoch()
+        #expect(try heap.statistics().allocated - before >= 8 * Self.mebibyte)
+        #expect(heap.allocatedBytes == 8 * Self.mebibyte)
+        #expect(heap.liveBufferCount == 1)
+        #expect(buffer.heap === heap)
+        withExtendedLifetime(buffer) {}
+    }
+
+    @Test func bytesWrittenAreReadBack() throws {
+        let heap = try AppHeap(app: .test("bytes"))
+        let buffer = try heap.allocate(byteCount: 4096, zeroed: true)
+        #expect(buffer.withUnsafeBytes { $0.allSatisfy { $0 == 0 } })
+        buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 7) }
+        #expect(buffer.withUnsafeBytes { $0.reduce(0) { $0 + Int($1) } } == 7 * 4096)
+    }
+
+    @Test func freeingABufferLowersTheCount() throws {
+        let heap = try AppHeap(app: .test("freed"))
+        do {
+            let buffer = try heap.allocate(byteCount: 3 * Self.mebibyte)
+            #expect(heap.allocatedBytes == 3 * Self.mebibyte)
+            withExtendedLifetime(buffer) {}
+        }
+        #expect(heap.allocatedBytes == 0)
+        #expect(heap.liveBufferCount == 0)
+        try Jemalloc.advanceEpoch()
+        #expect(try heap.statistics().allocated == 0)
+    }
+
+    @Test func crossingAThresholdCallsItsHandlerOnce() throws {
+        let heap = try AppHeap(app: .test("threshold"))
+        let crossings = Mutex<[Int]>([])
+        try heap.onCrossing(bytes: 3 * Self.mebibyte) { bytes in crossings.withLock { $0.append(bytes) } }
+        var buffers = [try heap.allocate(byteCount: 2 * Self.mebibyte)]
+        #expect(crossings.withLock { $0 }.isEmpty)
+        buffers.append(try heap.allocate(byteCount: 2 * Self.mebibyte))
+        buffers.append(try heap.allocate(byteCount: 2 * Self.mebibyte))
+        #expect(crossings.withLock { $0 } == [4 * Self.mebibyte])
+        buffers.removeAll()
+        _ = try heap.allocate(byteCount: 4 * Self.mebibyte)
+        #expect(crossings.withLock { $0 } == [4 * Self.mebibyte, 4 * Self.mebibyte])
+        #expect(throws: CacheError.nonPositiveThreshold(0)) { try heap.onCrossing(bytes: 0) { _ in } }
+    }
+
+    @Test func closingWaitsForTheLastBufferBeforeDestroyingTheArena() throws {
+        let heap = try AppHeap(app: .test("closing"))
+        var buffer: HeapBuffer? = try heap.allocate(byteCount: Self.mebibyte)
+        #expect(heap.close() == false)
+        #expect(try heap.arena.isInitialized)
+        // The live buffer is still fully usable.
+        buffer?.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 1) }
+        #expect(throws: AppHeapError.closed(.test("closing"))) { try heap.allocate(byteCount: 16) }
+
+        buffer = nil
+        #expect(heap.isDestroyed)
+        #expect(try heap.arena.isInitialized == false)
+    }
+
+    @Test func closingAnEmptyHeapDestroysItAtOnce() throws {
+        let heap = try AppHeap(app: .test("empty"))
+        #expect(heap.close())
+        #expect(try heap.arena.isInitialized == false)
+    }
+
+    @Test func droppingTheHeapDestroysItsArenaAfterTheLastBuffer() throws {
+        var heap: AppHeap? = try AppHeap(app: .test("dropped"))
+        let arena = heap!.arena
+        var buffer: HeapBuffer? = try heap!.allocate(byteCount: Self.mebibyte)
+        heap = nil
+        #expect(try arena.isInitialized)
+        #expect(buffer!.withUnsafeBytes { $0.count } == Self.mebibyte)
+        buffer = nil
+        #expect(try arena.isInitialized == false)
+    }
+
+    @Test func badByteCountsAreAllocatorErrors() throws {
+        let heap = try AppHeap(app: .test("bad"))
+        #expect(throws: AppHeapError.self) { try heap.allocate(byteCount: 0) }
+        #expect(heap.liveBufferCount == 0)
+        #expect(heap.close())
+    }
+}
