@@ -2,41 +2,56 @@
 /// through one contiguous array by index, with a free list of vacated slots and a dictionary from
 /// key to slot. Every operation is O(1) except trimming, which is O(entries visited). Not
 /// thread-safe: the cache keeps it under its lock.
+@usableFromInline
 struct LRUList<Key: Hashable, Value> {
     /// One slot of the array: an entry, or a vacancy on the free list.
-    private struct Slot {
+    @usableFromInline
+    struct Slot {
         /// The entry, or nil when the slot is on the free list.
-        var entry: (key: Key, value: Value)?
-        var cost: Int
+        @usableFromInline var entry: (key: Key, value: Value)?
+        @usableFromInline var cost: Int
         /// The next older slot (towards the least recently used), or the next free slot.
-        var older: Int32
+        @usableFromInline var older: Int32
         /// The next newer slot (towards the most recently used).
-        var newer: Int32
+        @usableFromInline var newer: Int32
+
+        @inlinable
+        init(entry: (key: Key, value: Value)?, cost: Int, older: Int32, newer: Int32) {
+            self.entry = entry
+            self.cost = cost
+            self.older = older
+            self.newer = newer
+        }
     }
 
     /// An entry taken out of the list.
+    @usableFromInline
     typealias Removed = (key: Key, value: Value, cost: Int)
 
-    private static var none: Int32 { -1 }
+    @inlinable
+    static var none: Int32 { -1 }
 
-    private var slots: [Slot] = []
-    private var slotIndex: [Key: Int32] = [:]
-    private var firstFree = none
-    private var newest = none
-    private var oldest = none
+    @usableFromInline var slots: [Slot] = []
+    @usableFromInline var slotIndex: [Key: Int32] = [:]
+    @usableFromInline var firstFree = none
+    @usableFromInline var newest = none
+    @usableFromInline var oldest = none
 
     /// The sum of the entries' costs.
-    private(set) var totalCost = 0
+    @usableFromInline var totalCost = 0
 
     /// The number of entries.
+    @inlinable
     var count: Int { slotIndex.count }
 
+    @inlinable
     init(reservingCapacity capacity: Int = 0) {
         slots.reserveCapacity(capacity)
         slotIndex.reserveCapacity(capacity)
     }
 
     /// The value for `key`, which becomes the most recently used.
+    @inlinable
     mutating func value(forKey key: Key) -> Value? {
         guard let slot = slotIndex[key] else { return nil }
         moveToNewest(slot)
@@ -44,6 +59,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Stores `value` as the most recently used entry, returning the value it replaced.
+    @inlinable
     mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Value? {
         if let slot = slotIndex[key] {
             let replaced = slots[Int(slot)].entry.unsafelyUnwrapped.value
@@ -70,18 +86,21 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Removes the entry for `key`.
+    @inlinable
     mutating func remove(forKey key: Key) -> Removed? {
         guard let slot = slotIndex[key] else { return nil }
         return remove(slot: slot)
     }
 
     /// Removes the least recently used entry.
+    @inlinable
     mutating func removeOldest() -> Removed? {
         oldest == Self.none ? nil : remove(slot: oldest)
     }
 
     /// Visits entries from the least recently used while `needsMore` says more must go, removing
     /// each one `shouldRemove` accepts and passing it to `removed`.
+    @inlinable
     mutating func trim(
         while needsMore: (_ count: Int, _ totalCost: Int) -> Bool,
         removingIf shouldRemove: (Value) -> Bool,
@@ -98,6 +117,7 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Every key, from the least to the most recently used.
+    @inlinable
     var keysFromOldest: [Key] {
         var keys: [Key] = []
         keys.reserveCapacity(count)
@@ -109,7 +129,8 @@ struct LRUList<Key: Hashable, Value> {
         return keys
     }
 
-    private mutating func remove(slot: Int32) -> Removed {
+    @inlinable
+    mutating func remove(slot: Int32) -> Removed {
         unlink(slot)
         let entry = slots[Int(slot)].entry.unsafelyUnwrapped
         let cost = slots[Int(slot)].cost
@@ -120,7 +141,8 @@ struct LRUList<Key: Hashable, Value> {
         return (entry.key, entry.value, cost)
     }
 
-    private mutating func moveToNewest(_ slot: Int32) {
+    @inlinable
+    mutating func moveToNewest(_ slot: Int32) {
         guard slot != newest else { return }
         unlink(slot)
         slots[Int(slot)].older = newest
@@ -129,7 +151,8 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Links a slot whose `older` is already the current newest.
-    private mutating func linkAsNewest(_ slot: Int32) {
+    @inlinable
+    mutating func linkAsNewest(_ slot: Int32) {
         if newest != Self.none {
             slots[Int(newest)].newer = slot
         } else {
@@ -138,7 +161,8 @@ struct LRUList<Key: Hashable, Value> {
         newest = slot
     }
 
-    private mutating func unlink(_ slot: Int32) {
+    @inlinable
+    mutating func unlink(_ slot: Int32) {
         let older = slots[Int(slot)].older
         let newer = slots[Int(slot)].newer
         if older != Self.none { slots[Int(older)].newer = newer } else { oldest = newer }

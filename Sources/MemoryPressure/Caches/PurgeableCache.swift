@@ -27,8 +27,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// The most entries kept, or nil for no limit.
     public let countLimit: Int?
 
-    private let entries: Mutex<LRUList<Key, Value>>
-    private let evictionHandler: EvictionHandler?
+    @usableFromInline let entries: Mutex<LRUList<Key, Value>>
+    @usableFromInline let evictionHandler: EvictionHandler?
 
     /// Makes an empty cache. Limits, when given, must be at least 1.
     public init(
@@ -53,12 +53,14 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     }
 
     /// The value stored for `key`, which becomes the most recently used; nil if there is none.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         entries.withLock { $0.value(forKey: key) }
     }
 
     /// Stores `value` for `key` as the most recently used entry, then evicts least recently used
     /// entries until the limits hold.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) throws(CacheError) {
         guard cost >= 0 else { throw CacheError.negativeCost(cost) }
         // The replaced value is dropped here, after the lock is released.
@@ -76,11 +78,13 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     /// Removes and returns the value for `key`.
     @discardableResult
+    @inlinable
     public func removeValue(forKey key: Key) -> Value? {
         entries.withLock { $0.remove(forKey: key) }?.value
     }
 
     /// Removes every entry, accessed or not, without calling the eviction handler.
+    @inlinable
     public func removeAll() {
         // The entries are released here, after the lock is released.
         _ = entries.withLock { entries in
@@ -116,7 +120,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// The keys from the least to the most recently used: the order of eviction.
     public var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
 
-    private func exceedsLimits(count: Int, totalCost: Int) -> Bool {
+    @inlinable
+    func exceedsLimits(count: Int, totalCost: Int) -> Bool {
         count > countLimit ?? .max || totalCost > costLimit ?? .max
     }
 
@@ -152,17 +157,23 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     }
 
     /// Entries removed under the lock, to report and release after it.
-    private struct Evicted {
-        private var first: LRUList<Key, Value>.Removed?
-        private var rest: [LRUList<Key, Value>.Removed] = []
-        private(set) var result = CachePurgeResult()
+    @usableFromInline
+    struct Evicted {
+        @usableFromInline var first: LRUList<Key, Value>.Removed?
+        @usableFromInline var rest: [LRUList<Key, Value>.Removed] = []
+        @usableFromInline var result = CachePurgeResult()
 
+        @inlinable
+        init() {}
+
+        @inlinable
         mutating func append(_ removed: LRUList<Key, Value>.Removed) {
             if first == nil { first = removed } else { rest.append(removed) }
             result.removedCount += 1
             result.releasedCost += removed.cost
         }
 
+        @inlinable
         consuming func report(to handler: EvictionHandler?) {
             guard let handler, let first else { return }
             handler(first.key, first.value)
