@@ -29,7 +29,7 @@ struct WarningDeliveryTests {
         _ name: String, controllers: Int, observers: Int, log: CallbackLog = CallbackLog(),
         counts: SharedBox<[String: Int]>
     ) throws -> App {
-        try makeApp(name, log: log) { delegate in
+        try makeApp(name, log: log, configuration: .default) { delegate in
             delegate.onDidFinishLaunching = { app, _ in
                 let root = CountingController(name: "\(name)/vc0", log: log, counts: counts)
                 for index in 1..<controllers {
@@ -48,8 +48,11 @@ struct WarningDeliveryTests {
     }
 
     @Test func eachDelegateControllerAndObserverHearsAWarningExactlyOnceAcross100Apps() async throws {
-        let counts = SharedBox<[String: Int]>([:])
-        let apps = try (0..<100).map { try Self.makeWarnedApp("app\($0)", controllers: 10, observers: 10, counts: counts) }
+        // One tally per app, touched only on that app's run loop.
+        let tallies = (0..<100).map { _ in SharedBox<[String: Int]>([:]) }
+        let apps = try (0..<100).map {
+            try Self.makeWarnedApp("app\($0)", controllers: 10, observers: 10, counts: tallies[$0])
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, app) in apps.enumerated() {
                 group.addTask {
@@ -70,7 +73,7 @@ struct WarningDeliveryTests {
         #expect(delivery.viewControllersReached == 1000)
         #expect(delivery.observersReached == 1000)
         #expect(delivery.duration > .zero)
-        let heard = counts.value
+        let heard = tallies.reduce(into: [String: Int]()) { $0.merge($1.value) { $0 + $1 } }
         #expect(heard.count == 100 * (1 + 10 + 10))
         #expect(heard.values.allSatisfy { $0 == 1 })
         for app in apps {
