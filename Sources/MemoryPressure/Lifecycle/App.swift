@@ -1,0 +1,327 @@
+import Synchronization
+
+/// An app the system hosts: a unit of a service (a tenant, a session, a plugin) with UIKit's
+/// lifecycle, delegate, view controllers, notifications and memory warnings.
+///
+/// ## Isolation
+/// Each app is an actor whose executor is its own serial run loop (`AppRunLoop`). A custom global
+/// actor would put every app on one executor, so an app needs an executor of its own. The delegate
+/// and the view-controller tree are non-`Sendable` values stored in the actor, so region-based
+/// isolation proves that only code isolated to this app touches them. The callbacks the system
+/// posts (lifecycle steps, notifications, memory warnings) are queued on the same serial run loop as
+/// the actor's jobs and entered with `assumeIsolated` (checked by the executor), and delegate
+/// methods and observers take an `isolated App` parameter: they run one at a time, in posted order,
+/// and never race one another; apps never block one another.
+///
+/// The lifecycle record (state, background tasks, termination) sits beside the actor in a mutex, so
+/// the system can validate a transition at once (a typed error changes nothing) and terminate an app
+/// whose run loop is blocked by a callback overrunning its deadline. Swift cannot pre-empt that
+/// callback: termination marks the app not running, cancels its timers, drops its observers and
+/// queued work, and releases its view controllers once its run loop has drained.
+///
+/// ## Transitions
+/// The system moves an app with `launch(options:)`, `deactivate()`, `activate()`,
+/// `enterBackground()`, `enterForeground()`, `suspend()` and `terminate(reason:)`. Each validates the
+/// state, moves the app to its new state, queues its callbacks (see `LifecycleCallback`) and returns,
+/// once they have run or their deadline passed, the app's state then.
+public actor App {
+    /// The app's name.
+    public nonisolated let identifier: AppIdentifier
+    /// The app's time limits.
+    public nonisolated let configuration: AppConfiguration
+
+    nonisolated let runLoop: AppRunLoop
+    nonisolated let record = Mutex(LifecycleRecord())
+    nonisolated let notificationRegistry = NotificationRegistry()
+    nonisolated let events: LifecycleEvents?
+
+    /// The app's own code.
+    var delegate: any AppDelegate
+
+    /// The root of the app's view-controller tree; released when the app is terminated.
+    public var rootViewController: ViewController?
+
+    /// An app that is not running, with `delegate` as its code, reporting to `events` when given.
+    public init(
+        identifier: AppIdentifier,
+        delegate: sending any AppDelegate,
+        configuration: AppConfiguration = .default,
+        events: LifecycleEvents? = nil
+    ) {
+        self.identifier = identifier
+        self.configuration = configuration
+        self.events = events
+        self.delegate = delegate
+        self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
+    }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        runLoop.asUnownedSerialExecutor()
+    }
+
+    /// The state the system has moved the app to. Its callbacks for the move may still be queued.
+    public nonisolated var state: AppState {
+        record.withLock { $0.state }
+    }
+
+    /// Why the app was last terminated, or nil when it is running or was never terminated.
+    public nonisolated var terminationReason: TerminationReason? {
+        record.withLock { $0.terminationReason }
+    }
+
+    /// The options the app was launched with.
+    public var launchOptions: LaunchOptions {
+        record.withLock { $0.launchOptions }
+    }
+
+    /// The app's notification center.
+    public nonisolated var notificationCenter: AppNotificationCenter {
+        AppNotificationCenter(app: self)
+    }
+
+    /// Runs `work` on the app's run loop, isolated to the app, after everything posted before.
+    nonisolated func perform(_ work: @escaping @Sendable (isolated App) -> Void) {
+        runLoop.perform { self.assumeIsolated { app in work(app) } }
+    }
+
+    // MARK: Transitions
+
+    /// Launches the app: `willFinishLaunching`, `didFinishLaunching`, then `didBecomeActive` in the
+    /// foreground, or, for a background event, `didEnterBackground` and suspension when no
+    /// background task is open. From `notRunning` only.
+    @discardableResult
+    public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(LifecycleError) -> AppState {
+        try await transition(.launch, accepted: [.notRunning]) { record in
+            record.launchOptions = options
+            record.terminationReason = nil
+            notificationRegistry.open()
+            move(&record, to: .inactive)
+            let steps: [LifecycleStep] = [.callback(.willFinishLaunching), .callback(.didFinishLaunching)]
+            if options.reason.launchesInBackground {
+                return steps + enterBackgroundSteps(&record)
+            }
+            move(&record, to: .active)
+            return steps + [.callback(.didBecomeActive)]
+        }
+    }
+
+    /// An interruption: `willResignActive`, active to inactive.
+    @discardableResult
+    public nonisolated func deactivate() async throws(LifecycleError) -> AppState {
+        try await transition(.deactivate, accepted: [.active]) { record in
+            move(&record, to: .inactive)
+            return [.callback(.willResignActive)]
+        }
+    }
+
+    /// The end of an interruption: `didBecomeActive`, inactive to active.
+    @discardableResult
+    public nonisolated func activate() async throws(LifecycleError) -> AppState {
+        try await transition(.activate, accepted: [.inactive]) { record in
+            move(&record, to: .active)
+            return [.callback(.didBecomeActive)]
+        }
+    }
+
+    /// Home, or another app comes forward: `willResignActive` (when active), `didEnterBackground`
+    /// within its deadline, then suspension when no background task is open.
+    @discardableResult
+    public nonisolated func enterBackground() async throws(LifecycleError) -> AppState {
+        try await transition(.enterBackground, accepted: [.active, .inactive]) { record in
+            var steps: [LifecycleStep] = []
+            if record.state == .active {
+                move(&record, to: .inactive)
+                steps.append(.callback(.willResignActive))
+            }
+            return steps + enterBackgroundSteps(&record)
+        }
+    }
+
+    /// Back to the foreground: `willEnterForeground`, the notifications queued while suspended,
+    /// `didBecomeActive`.
+    @discardableResult
+    public nonisolated func enterForeground() async throws(LifecycleError) -> AppState {
+        try await transition(.enterForeground, accepted: [.background, .suspended]) { record in
+            let wasSuspended = record.state == .suspended
+            move(&record, to: .inactive)
+            move(&record, to: .active)
+            guard wasSuspended else {
+                return [.callback(.willEnterForeground), .callback(.didBecomeActive)]
+            }
+            return nil
+        } resuming: { queued in
+            [.callback(.willEnterForeground)] + queued.map(LifecycleStep.deliver) + [.callback(.didBecomeActive)]
+        }
+    }
+
+    /// Suspends a background app with no open background task (the system does this on its own
+    /// after `didEnterBackground` and after the last background task ends). No callback.
+    @discardableResult
+    public nonisolated func suspend() async throws(LifecycleError) -> AppState {
+        try await transition(.suspend, accepted: [.background]) { record throws(LifecycleError) in
+            guard record.backgroundTasks.isEmpty else {
+                throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
+            }
+            guard record.isEnteringBackground else {
+                move(&record, to: .suspended)
+                notificationRegistry.suspend()
+                return []
+            }
+            return [.suspendIfIdle]
+        }
+    }
+
+    /// Terminates the app for `reason`. A running app gets `willTerminate` within its deadline
+    /// (overrunning it changes the reason to `deadline`); a suspended app is terminated at once,
+    /// without a callback. Returns `notRunning`.
+    @discardableResult
+    public nonisolated func terminate(reason: TerminationReason) async throws(LifecycleError) -> AppState {
+        try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in
+            guard record.state != .suspended else {
+                end(&record, reason: reason)
+                return []
+            }
+            record.isTerminating = true
+            return [.callback(.willTerminate), .terminate(reason)]
+        }
+    }
+
+    // MARK: Machinery
+
+    /// Validates the transition and, under the record's lock, lets `plan` move the state and return
+    /// the steps to queue (nil: `resuming` makes them from the queued notifications); then waits for
+    /// the steps to run (or a deadline to end them) and returns the state.
+    private nonisolated func transition(
+        _ transition: LifecycleTransition,
+        accepted: [AppState],
+        plan: (inout LifecycleRecord) throws(LifecycleError) -> [LifecycleStep]?,
+        resuming: ([AppNotification]) -> [LifecycleStep] = { _ in [] }
+    ) async throws(LifecycleError) -> AppState {
+        let completion = Completion<Void>()
+        try record.withLock { record throws(LifecycleError) in
+            guard accepted.contains(record.state) else {
+                throw .invalidTransition(app: identifier, transition: transition, from: record.state, accepted: accepted)
+            }
+            guard !record.isTerminating else {
+                throw .terminating(app: identifier, transition: transition)
+            }
+            let generation = record.generation
+            if let steps = try plan(&record) {
+                schedule(steps, generation: generation, completion: completion)
+            } else {
+                notificationRegistry.resume { queued in
+                    schedule(resuming(queued), generation: generation, completion: completion)
+                }
+            }
+        }
+        await completion.value
+        return state
+    }
+
+    private nonisolated func enterBackgroundSteps(_ record: inout LifecycleRecord) -> [LifecycleStep] {
+        move(&record, to: .background)
+        record.isEnteringBackground = true
+        return [.callback(.didEnterBackground), .suspendIfIdle]
+    }
+
+    /// Moves the state, reporting the change. Called under the record's lock.
+    nonisolated func move(_ record: inout LifecycleRecord, to next: AppState) {
+        events?.emit(.stateChanged(app: identifier, from: record.state, to: next))
+        record.state = next
+    }
+
+    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
+        guard !steps.isEmpty else {
+            completion.resolve(())
+            return
+        }
+        perform { app in
+            app.run(steps, generation: generation, completion: completion)
+        }
+    }
+
+    /// Whether the app is still in `generation` (not terminated since).
+    nonisolated func isCurrent(_ generation: Int) -> Bool {
+        record.withLock { $0.generation == generation }
+    }
+
+    private func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
+        for step in steps {
+            guard isCurrent(generation) else { break }
+            switch step {
+            case .callback(let callback):
+                call(callback, generation: generation, completion: completion)
+            case .deliver(let notification):
+                _ = notificationRegistry.deliver(notification, in: self)
+            case .suspendIfIdle:
+                suspendIfIdle(generation: generation)
+            case .terminate(let reason):
+                terminateNow(reason: reason, generation: generation)
+            }
+        }
+        completion.resolve(())
+    }
+
+    /// Calls the delegate. For a callback with a deadline, a timer off the run loop terminates the
+    /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
+    private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<Void>) {
+        var timer: Task<Void, Never>?
+        if let deadline = callback.deadline(in: configuration) {
+            timer = Task.detached { [self] in
+                guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                terminateNow(reason: .deadline, generation: generation)
+                completion.resolve(())
+            }
+        }
+        defer { timer?.cancel() }
+        events?.emit(.callback(app: identifier, callback))
+        switch callback {
+        case .willFinishLaunching: delegate.willFinishLaunching(self, options: launchOptions)
+        case .didFinishLaunching: delegate.didFinishLaunching(self, options: launchOptions)
+        case .didBecomeActive: delegate.didBecomeActive(self)
+        case .willResignActive: delegate.willResignActive(self)
+        case .didEnterBackground: delegate.didEnterBackground(self)
+        case .willEnterForeground: delegate.willEnterForeground(self)
+        case .willTerminate: delegate.willTerminate(self)
+        case .didReceiveMemoryWarning: preconditionFailure("memory warnings are delivered by receiveMemoryWarning")
+        }
+    }
+
+    /// Suspends the app if it is still in the background with no open background task.
+    nonisolated func suspendIfIdle(generation: Int) {
+        record.withLock { record in
+            guard record.generation == generation else { return }
+            record.isEnteringBackground = false
+            guard record.state == .background, record.backgroundTasks.isEmpty else { return }
+            move(&record, to: .suspended)
+            notificationRegistry.suspend()
+        }
+    }
+
+    /// Terminates the app at once, without a callback, if it is still in `generation`.
+    nonisolated func terminateNow(reason: TerminationReason, generation: Int) {
+        record.withLock { record in
+            guard record.generation == generation, record.state != .notRunning else { return }
+            end(&record, reason: reason)
+        }
+    }
+
+    /// Marks the app terminated: not running, a new generation, timers cancelled, observers and
+    /// queued notifications dropped, view controllers released once the run loop reaches this point.
+    /// Called under the record's lock.
+    private nonisolated func end(_ record: inout LifecycleRecord, reason: TerminationReason) {
+        let state = record.state
+        move(&record, to: .notRunning)
+        record.generation += 1
+        record.isTerminating = false
+        record.isEnteringBackground = false
+        record.terminationReason = reason
+        for task in record.backgroundTasks.values {
+            task.timer.cancel()
+        }
+        record.backgroundTasks = [:]
+        notificationRegistry.close()
+        perform { app in app.rootViewController = nil }
+        events?.emit(.terminated(app: identifier, reason: reason, state: state))
+    }
+}

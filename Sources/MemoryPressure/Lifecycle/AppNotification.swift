@@ -1,0 +1,70 @@
+/// A notification posted to an app, as Foundation's `Notification` with a payload that can be merged.
+///
+/// While an app is suspended, the notifications posted to it are queued and coalesced: one per name,
+/// carrying the net change of all the posts it stands for (`coalesced(with:)`), delivered in order of
+/// the first post of each name when the app resumes.
+public struct AppNotification: Hashable, Sendable {
+    /// A notification's name.
+    public struct Name: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        public let rawValue: String
+
+        public init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+
+        public init(stringLiteral value: String) {
+            self.init(rawValue: value)
+        }
+
+        public var description: String { rawValue }
+
+        /// Posted to a running app's observers on each memory warning, after its delegate and view
+        /// controllers; the payload is `.memoryWarning`.
+        public static let didReceiveMemoryWarning: Name = "didReceiveMemoryWarning"
+    }
+
+    /// The notification's name: what coalescing groups by.
+    public var name: Name
+    /// What changed.
+    public var payload: NotificationPayload
+    /// How many posts this notification stands for: 1, or more once coalesced.
+    public var postCount: Int
+
+    /// A notification of one post.
+    public init(name: Name, payload: NotificationPayload = .empty) {
+        self.name = name
+        self.payload = payload
+        self.postCount = 1
+    }
+
+    /// This notification merged with a `later` one of the same name: the later's name, the net
+    /// payload (`NotificationPayload.coalesced(with:)`) and the sum of their post counts.
+    public func coalesced(with later: AppNotification) -> AppNotification {
+        var merged = later
+        merged.payload = payload.coalesced(with: later.payload)
+        merged.postCount = postCount + later.postCount
+        return merged
+    }
+}
+
+/// What a notification says changed, in a form that merges into a net change.
+public enum NotificationPayload: Hashable, Sendable {
+    /// Something happened; nothing more to say. Merged: still empty.
+    case empty
+    /// A count changed by this much (unread items, pending downloads). Merged: the sum of the
+    /// deltas (saturating at the bounds of `Int`), so three posts of +1 arrive as one +3.
+    case delta(Int)
+    /// A setting took this value (orientation, locale, a preference). Merged: the latest value.
+    case latest(String)
+    /// A memory warning (`AppNotification.Name.didReceiveMemoryWarning`). Merged: the latest one.
+    case memoryWarning(MemoryWarning)
+
+    /// The net change of this payload followed by `later`: deltas add up; otherwise the later
+    /// payload wins (it describes the state the app resumes into).
+    public func coalesced(with later: NotificationPayload) -> NotificationPayload {
+        guard case .delta(let first) = self, case .delta(let second) = later else { return later }
+        let (sum, overflow) = first.addingReportingOverflow(second)
+        guard overflow else { return .delta(sum) }
+        return .delta(second > 0 ? .max : .min)
+    }
+}

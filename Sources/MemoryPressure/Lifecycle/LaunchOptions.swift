@@ -1,0 +1,34 @@
+/// Why an app was launched, and what it was handed to start with.
+public struct LaunchOptions: Hashable, Sendable {
+    /// Why the app was launched.
+    public enum Reason: Hashable, Sendable {
+        /// The user opened it: it launches into the foreground.
+        case user
+        /// An event it handles in the background (a fetch, a push, a location change), named here:
+        /// it launches into the background.
+        case backgroundEvent(String)
+        /// A URL was opened with it: it launches into the foreground.
+        case url(String)
+        /// The system relaunched it to restore the state it archived before it was terminated: it
+        /// launches into the foreground.
+        case stateRestoration
+
+        /// Whether the app launches into the background (`didEnterBackground`) rather than the
+        /// foreground (`didBecomeActive`).
+        public var launchesInBackground: Bool {
+            if case .backgroundEvent = self { return true }
+            return false
+        }
+    }
+
+    /// Why the app was launched.
+    public var reason: Reason
+    /// The state the app archived before it was last terminated, when there is one.
+    public var restoredState: [UInt8]?
+
+    /// Options for a launch for `reason`, handing back `restoredState` when there is one.
+    public init(reason: Reason = .user, restoredState: [UInt8]? = nil) {
+        self.reason = reason
+        self.restoredState = restoredState
+    }
+}

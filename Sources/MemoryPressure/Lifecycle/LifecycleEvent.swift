@@ -1,0 +1,20 @@
+/// One thing that happened in an app's lifecycle, for checkers and recorders of invariants.
+///
+/// Per app, `stateChanged` and `terminated` events come in the order the system decided them, and
+/// `callback` events in the order the callbacks ran on the app's run loop; a state change is decided
+/// (and reported) when the transition is requested, before its callbacks run.
+public enum LifecycleEvent: Hashable, Sendable {
+    /// The app moved from one state to another.
+    case stateChanged(app: AppIdentifier, from: AppState, to: AppState)
+    /// A delegate callback is about to run on the app's run loop.
+    case callback(app: AppIdentifier, LifecycleCallback)
+    /// The app was terminated from `state`, for `reason`.
+    case terminated(app: AppIdentifier, reason: TerminationReason, state: AppState)
+
+    /// The app the event is about.
+    public var app: AppIdentifier {
+        switch self {
+        case .stateChanged(let app, _, _), .callback(let app, _), .terminated(let app, _, _): app
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// The part of an app's lifecycle the system reads and changes from outside the app's run loop, so
+/// that it can validate transitions and terminate an app whose run loop is blocked. Guarded by the
+/// app's mutex.
+struct LifecycleRecord {
+    /// The state the system has moved the app to (its callbacks may still be queued).
+    var state = AppState.notRunning
+    /// Incremented at each termination: run-loop work of an earlier generation does nothing.
+    var generation = 0
+    /// `willTerminate` is queued or running.
+    var isTerminating = false
+    /// `didEnterBackground` is queued or running: the app must not suspend before it returns.
+    var isEnteringBackground = false
+    /// The options of the current (or last) launch.
+    var launchOptions = LaunchOptions()
+    /// Why the app was last terminated, until it launches again.
+    var terminationReason: TerminationReason?
+    /// The open background tasks.
+    var backgroundTasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
+    /// The next background task's identifier.
+    var nextBackgroundTask = 1
+
+    /// An open background task.
+    struct BackgroundTask {
+        let expirationHandler: @Sendable (isolated App) -> Void
+        let timer: Task<Void, Never>
+    }
+}
+
+/// Work queued on an app's run loop by a transition, run in order while the app's generation holds.
+enum LifecycleStep: Sendable {
+    /// Call a delegate method.
+    case callback(LifecycleCallback)
+    /// Deliver a notification queued while the app was suspended.
+    case deliver(AppNotification)
+    /// Suspend when no background task is open (after `didEnterBackground`).
+    case suspendIfIdle
+    /// Finish a termination after `willTerminate`.
+    case terminate(TerminationReason)
+}

@@ -1,0 +1,125 @@
+import Synchronization
+
+/// An app's notification observers, and its queue of coalesced notifications while it is suspended.
+final class NotificationRegistry: Sendable {
+    /// What happens to a notification posted now.
+    enum Mode {
+        /// The app runs code: deliver on its run loop.
+        case delivering
+        /// The app is suspended: queue and coalesce.
+        case queueing
+        /// The app is not running: drop.
+        case dropping
+    }
+
+    private struct Observer {
+        let token: NotificationObserverToken
+        let name: AppNotification.Name?
+        let handler: @Sendable (isolated App, AppNotification) -> Void
+        let onRemove: (@Sendable () -> Void)?
+    }
+
+    private struct State {
+        var mode = Mode.dropping
+        var observers: [Observer] = []
+        var pending: [AppNotification] = []
+        var nextToken = 0
+    }
+
+    private let state = Mutex(State())
+
+    func add(
+        name: AppNotification.Name?,
+        onRemove: (@Sendable () -> Void)? = nil,
+        handler: @escaping @Sendable (isolated App, AppNotification) -> Void
+    ) -> NotificationObserverToken {
+        state.withLock { state in
+            let token = NotificationObserverToken(rawValue: state.nextToken)
+            state.nextToken += 1
+            state.observers.append(Observer(token: token, name: name, handler: handler, onRemove: onRemove))
+            return token
+        }
+    }
+
+    func remove(_ token: NotificationObserverToken) {
+        let removed = state.withLock { state -> Observer? in
+            guard let index = state.observers.firstIndex(where: { $0.token == token }) else { return nil }
+            return state.observers.remove(at: index)
+        }
+        removed?.onRemove?()
+    }
+
+    /// Delivers, queues or drops `notification` according to the mode. Delivery is posted to the
+    /// run loop under the lock, so it keeps its place relative to a concurrent `resume`.
+    func post(_ notification: AppNotification, to app: App) {
+        state.withLock { state in
+            switch state.mode {
+            case .delivering:
+                app.perform { app in _ = self.deliver(notification, in: app) }
+            case .queueing:
+                if let index = state.pending.firstIndex(where: { $0.name == notification.name }) {
+                    state.pending[index] = state.pending[index].coalesced(with: notification)
+                } else {
+                    state.pending.append(notification)
+                }
+            case .dropping:
+                break
+            }
+        }
+    }
+
+    /// Calls each observer of `notification` registered when delivery starts and still registered
+    /// when its turn comes, so an observer may remove itself or others during delivery. Returns how
+    /// many were called.
+    func deliver(_ notification: AppNotification, in app: isolated App) -> Int {
+        let snapshot = state.withLock { state in
+            state.observers.filter { $0.name == nil || $0.name == notification.name }
+        }
+        var called = 0
+        for observer in snapshot {
+            let registered = state.withLock { state in state.observers.contains { $0.token == observer.token } }
+            guard registered else { continue }
+            observer.handler(app, notification)
+            called += 1
+        }
+        return called
+    }
+
+    /// Starts delivering (launch).
+    func open() {
+        state.withLock { $0.mode = .delivering }
+    }
+
+    /// Starts queueing (suspension).
+    func suspend() {
+        state.withLock { $0.mode = .queueing }
+    }
+
+    /// Starts delivering again and hands the queued notifications to `schedule`, under the lock, so
+    /// that they are posted to the run loop ahead of any notification posted after the resume.
+    func resume(_ schedule: ([AppNotification]) -> Void) {
+        state.withLock { state in
+            state.mode = .delivering
+            schedule(state.pending)
+            state.pending = []
+        }
+    }
+
+    /// Drops every observer and queued notification, and drops posts from now on (termination).
+    func close() {
+        let removed = state.withLock { state in
+            defer {
+                state = State(nextToken: state.nextToken)
+            }
+            return state.observers
+        }
+        for observer in removed {
+            observer.onRemove?()
+        }
+    }
+}
+
+/// Identifies an observer to remove.
+public struct NotificationObserverToken: Hashable, Sendable {
+    let rawValue: Int
+}

@@ -1,0 +1,84 @@
+extension MemoryWarning {
+    /// Delivers the warning to every running app among `apps` (active, inactive, background; never
+    /// suspended or not-running ones): on each app's run loop, its delegate, then its view-controller
+    /// tree (parents before children), then its observers of
+    /// `AppNotification.Name.didReceiveMemoryWarning`, each exactly once.
+    ///
+    /// The warning is posted to the apps least important first (background, then inactive, then
+    /// active) and, among equals, largest `footprint` first; apps then run their part concurrently,
+    /// each on its own run loop. Returns when every app has finished its part.
+    public func deliver(to apps: [App], footprint: (App) -> Int) async -> WarningDelivery {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ordered = Self.deliveryOrder(of: apps, footprint: footprint)
+        let pending = ordered.map { $0.receiveMemoryWarning(self) }
+        var delivery = WarningDelivery(
+            warning: self, order: ordered.map(\.identifier), appsReached: 0,
+            delegatesReached: 0, viewControllersReached: 0, observersReached: 0, duration: .zero
+        )
+        for completion in pending {
+            let receipt = await completion.value
+            delivery.appsReached += receipt.delegates
+            delivery.delegatesReached += receipt.delegates
+            delivery.viewControllersReached += receipt.viewControllers
+            delivery.observersReached += receipt.observers
+        }
+        delivery.duration = clock.now - start
+        return delivery
+    }
+
+    /// The running apps among `apps`, least important and largest first.
+    static func deliveryOrder(of apps: [App], footprint: (App) -> Int) -> [App] {
+        apps.compactMap { app -> (app: App, importance: Int, footprint: Int)? in
+            guard let importance = app.state.warningImportance else { return nil }
+            return (app, importance, footprint(app))
+        }
+        .sorted { lhs, rhs in
+            if lhs.importance != rhs.importance { return lhs.importance < rhs.importance }
+            if lhs.footprint != rhs.footprint { return lhs.footprint > rhs.footprint }
+            return lhs.app.identifier < rhs.app.identifier
+        }
+        .map(\.app)
+    }
+}
+
+extension AppState {
+    /// The rank for memory warnings, lower first: background, inactive, active; nil for apps that
+    /// run no code.
+    var warningImportance: Int? {
+        switch self {
+        case .background: 0
+        case .inactive: 1
+        case .active: 2
+        case .notRunning, .suspended: nil
+        }
+    }
+}
+
+extension App {
+    /// Posts `warning` to the run loop; the receipt says what it reached (nothing, if the app was no
+    /// longer running when its turn came).
+    nonisolated func receiveMemoryWarning(_ warning: MemoryWarning) -> Completion<WarningDelivery.Receipt> {
+        let completion = Completion<WarningDelivery.Receipt>()
+        perform { app in
+            completion.resolve(app.handleMemoryWarning(warning))
+        }
+        return completion
+    }
+
+    private func handleMemoryWarning(_ warning: MemoryWarning) -> WarningDelivery.Receipt {
+        var receipt = WarningDelivery.Receipt()
+        guard state.isRunning else { return receipt }
+        events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
+        delegate.didReceiveMemoryWarning(self, warning: warning)
+        receipt.delegates = 1
+        rootViewController?.forEachInTree { controller in
+            controller.didReceiveMemoryWarning()
+            receipt.viewControllers += 1
+        }
+        receipt.observers = notificationRegistry.deliver(
+            AppNotification(name: .didReceiveMemoryWarning, payload: .memoryWarning(warning)), in: self
+        )
+        return receipt
+    }
+}

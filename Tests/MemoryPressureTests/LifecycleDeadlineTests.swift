@@ -1,0 +1,108 @@
+import Dispatch
+import MemoryPressure
+import Testing
+
+@Suite(.timeLimit(.minutes(1)))
+struct LifecycleDeadlineTests {
+    @Test func overrunningDidEnterBackgroundTerminatesWithReasonDeadline() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let log = CallbackLog()
+        let app = try makeApp("slow-save", log: log) { delegate in
+            delegate.onDidEnterBackground = { _ in gate.wait() }
+        }
+        try await app.launch()
+        let state = try await app.enterBackground()
+        #expect(state == .notRunning)
+        #expect(app.terminationReason == .deadline)
+        gate.signal()
+        // The run loop drains and the app can launch again; the overrun callback did not suspend it.
+        log.clear()
+        #expect(try await app.launch() == .active)
+        #expect(log.all == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+    }
+
+    @Test func overrunningWillTerminateEndsWithReasonDeadline() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let app = try makeApp("slow-exit") { delegate in
+            delegate.onWillTerminate = { _ in gate.wait() }
+        }
+        try await app.launch()
+        #expect(try await app.terminate(reason: .explicit) == .notRunning)
+        #expect(app.terminationReason == .deadline)
+        gate.signal()
+    }
+
+    @Test func aTransitionRequestedDuringWillTerminateIsRefused() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let configuration = try AppConfiguration(terminationDeadline: .seconds(60))
+        let app = try makeApp("exiting", configuration: configuration) { delegate in
+            delegate.onWillTerminate = { _ in
+                entered.signal()
+                gate.wait()
+            }
+        }
+        try await app.launch()
+        async let termination = app.terminate(reason: .explicit)
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        await #expect(throws: LifecycleError.terminating(app: app.identifier, transition: .enterBackground)) {
+            try await app.enterBackground()
+        }
+        gate.signal()
+        #expect(try await termination == .notRunning)
+        #expect(app.terminationReason == .explicit)
+    }
+
+    @Test func aBackgroundTaskStillOpenAfterItsExpirationHandlerTerminatesTheApp() async throws {
+        let log = CallbackLog()
+        let events = LifecycleEvents()
+        let stream = events.stream()
+        let app = try makeApp("long-upload", log: log, events: events) { delegate in
+            delegate.onDidEnterBackground = { app in
+                _ = try? app.beginBackgroundTask { _ in log.append("expired") }
+            }
+        }
+        try await app.launch()
+        #expect(try await app.enterBackground() == .background)
+        let terminated = await stream.first { if case .terminated = $0 { true } else { false } }
+        #expect(terminated == .terminated(app: app.identifier, reason: .backgroundTaskExpired, state: .background))
+        #expect(log.all.suffix(2) == ["didEnterBackground", "expired"])
+        #expect(app.state == .notRunning)
+    }
+
+    @Test func anExpirationHandlerThatEndsItsTaskLetsTheAppSuspend() async throws {
+        let events = LifecycleEvents()
+        let stream = events.stream()
+        let task = SharedBox<BackgroundTaskIdentifier?>(nil)
+        let app = try makeApp("tidy-upload", events: events) { delegate in
+            delegate.onDidEnterBackground = { app in
+                task.value = try? app.beginBackgroundTask { app in
+                    if let open = task.value { try? app.endBackgroundTask(open) }
+                }
+            }
+        }
+        try await app.launch()
+        #expect(try await app.enterBackground() == .background)
+        let suspended = await stream.first { $0 == .stateChanged(app: app.identifier, from: .background, to: .suspended) }
+        #expect(suspended != nil)
+        #expect(app.state == .suspended)
+        #expect(app.terminationReason == nil)
+    }
+
+    @Test func endingTheLastBackgroundTaskSuspendsABackgroundApp() async throws {
+        let task = SharedBox<BackgroundTaskIdentifier?>(nil)
+        let app = try makeApp("short-upload", configuration: .default) { delegate in
+            delegate.onDidEnterBackground = { app in task.value = try? app.beginBackgroundTask { _ in } }
+        }
+        try await app.launch()
+        #expect(try await app.enterBackground() == .background)
+        #expect(app.openBackgroundTaskCount == 1)
+        try app.endBackgroundTask(try #require(task.value))
+        #expect(app.state == .suspended)
+    }
+}
