@@ -118,3 +118,13 @@ struct PressureLevelTrackerTests {
         #expect(tracker.level == .warning)
     }
 }
+
+extension PressureLevelTrackerTests {
+    @Test func samplesWithoutStallKeepTheStallLevel() {
+        var tracker = tracker(settle: .seconds(1))
+        #expect(tracker.update(with: sample(at: 0, mebibytes: 100, stall: (some: 50, full: 20)))?.level == .critical)
+        // Cheap samples carry no stall reading: they must not count as the stall having ended.
+        #expect(run(&tracker, (1...5).map { sample(at: Double($0), mebibytes: 100) }).isEmpty)
+        #expect(tracker.level == .critical)
+    }
+}

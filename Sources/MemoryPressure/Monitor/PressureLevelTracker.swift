@@ -23,6 +23,8 @@ public struct PressureLevelTracker: Sendable {
     private var lastAnnouncement: ContinuousClock.Instant?
     /// Since when the samples have called for a lower level than ``level``.
     private var fallingSince: ContinuousClock.Instant?
+    /// The level the last stall reading called for; samples without one (cheap samples) keep it.
+    private var stallLevel: PressureLevel = .normal
 
     public init(
         budget: MemoryBudget,
@@ -39,10 +41,10 @@ public struct PressureLevelTracker: Sendable {
     /// Judges `sample`, taken at `sample.time`, and returns the announcement it calls for, if any.
     public mutating func update(with sample: MemorySample) -> PressureChange? {
         let now = sample.time
-        var called = footprintLevel(sample.footprintBytes)
         if let stallThresholds, let stall = sample.pressureStall {
-            called = max(called, stallThresholds.level(for: stall))
+            stallLevel = stallThresholds.level(for: stall)
         }
+        let called = max(footprintLevel(sample.footprintBytes), stallLevel)
 
         if called > level {
             return announce(called, kind: .rise, sample: sample)
