@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Jemalloc
 @testable import MemoryPressure
 import Testing
@@ -56,5 +59,20 @@ struct MemorySamplerTests {
         #expect(sample.cgroupCurrentBytes == 4096)
         #expect(sample.cgroupEvents == ControlGroupEvents(low: 0, high: 3, max: 2, oom: 1, oomKill: 1))
         #expect(ControlGroupEvents(parsing: "low 0\nhigh x\n") == nil)
+    }
+}
+
+extension MemorySamplerTests {
+    /// The cheap path re-reads one open descriptor; each reading must still be fresh.
+    @Test func keptOpenStatmSeesNewPages() throws {
+        let file = try StatmFile()
+        let byteCount = 64 << 20
+        let before = try file.read().residentBytes
+        let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+        try #require(address != MAP_FAILED)
+        defer { munmap(address, byteCount) }
+        _ = UnsafeMutableRawBufferPointer(start: address, count: byteCount).initializeMemory(as: UInt8.self, repeating: 1)
+        #expect(try file.read().residentBytes - before >= byteCount / 2)
+        #expect(try file.read().virtualBytes >= byteCount)
     }
 }

@@ -30,7 +30,7 @@ struct PressureMonitorTests {
     static let budget = try! MemoryBudget(totalBytes: 1000 * mebibyte, limits: limits)
 
     @Test func startsStopsAndRestartsWithoutLeakingDescriptors() async throws {
-        let watched = ["pipe:", PressureStall.systemPath.string]
+        let watched = ["pipe:", PressureStall.systemPath.string, "/sys/fs/cgroup"]
         let before = openDescriptorCount(to: watched)
         let monitor = PressureMonitor(configuration: Self.configuration(
             budget: Self.budget, sources: MemorySampler.standardSources(), trigger: .standard
@@ -153,5 +153,16 @@ struct PressureMonitorTests {
         #expect(fall.kind == .fall)
         #expect(try #require(fall.sample.footprintBytes) < budget.bytes(leavingBelow: .warning))
         try arena.destroy()
+    }
+
+    @Test func anObserverCanStopTheMonitor() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        monitor.addObserver { [weak monitor] event in
+            if event.sample != nil { monitor?.stop() }
+        }
+        let events = monitor.events()
+        try monitor.start()
+        #expect(await events.ends())
+        #expect(!monitor.isRunning)
     }
 }

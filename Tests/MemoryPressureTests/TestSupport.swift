@@ -92,6 +92,25 @@ extension AsyncStream where Element == PressureEvent {
     }
 }
 
+extension AsyncStream where Element == PressureEvent {
+    /// Whether the stream ends within `limit` (a deadline that only stops a broken test from hanging).
+    func ends(within limit: Duration = .seconds(20)) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in self {}
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let ended = await group.next() ?? false
+            group.cancelAll()
+            return ended
+        }
+    }
+}
+
 extension PressureEvent {
     var change: PressureChange? {
         if case .change(let change) = self { change } else { nil }

@@ -18,7 +18,7 @@ public struct MemorySampler: Sendable {
     public init(
         sources: [any MemorySampleSource] = MemorySampler.standardSources(),
         arenas: @escaping @Sendable () -> Set<Arena> = { [] },
-        logger: Logger
+        logger: Logger = Logger(label: "MemoryPressure.MemorySampler")
     ) {
         self.sources = sources
         self.arenas = arenas
