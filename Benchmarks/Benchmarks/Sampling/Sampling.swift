@@ -62,8 +62,11 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
+    // per run would make each run slower than the last.
+    let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
     Benchmark("sample: full (statm, epoch, jemalloc, arena, cgroup, PSI)", configuration: .init(scalingFactor: .kilo)) { benchmark in
-        let arena = try Arena.create()
+        let arena = try sampledArena.get()
         var sampler = MemorySampler(arenas: { [arena] }, logger: silent)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
