@@ -50,6 +50,8 @@ let package = Package(
             name: "MemoryPressureTests",
             dependencies: [
                 "MemoryPressure",
+                "Jemalloc",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "swift-memory-pressure", path: "../"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -17,6 +18,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Jemalloc", package: "swift-memory-pressure"),
                 .product(name: "MemoryPressure", package: "swift-memory-pressure"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/Sampling",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

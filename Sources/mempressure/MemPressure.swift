@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// `mempressure`: the memory-pressure stress tool.
 @main
-struct MemPressure: ParsableCommand {
+struct MemPressure: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mempressure",
         abstract: "Memory pressure and resource budgets for long-running Swift processes.",

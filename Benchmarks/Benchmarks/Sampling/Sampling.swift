@@ -1,6 +1,10 @@
 import Benchmark
 import Jemalloc
+import Logging
 import MemoryPressure
+
+/// A logger that drops everything, for samplers made once per measurement.
+let silent = Logger(label: "benchmark") { _ in SwiftLogNoOpLogHandler() }
 
 /// The cost of reading the figures the pressure monitor samples.
 let benchmarks: @Sendable () -> Void = {
@@ -45,6 +49,28 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("process resident bytes (/proc/self/statm)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try ProcessMemory.current())
+        }
+    }
+
+    // Samplers are made before the measurement starts: making one finds the cgroup and PSI files,
+    // which costs far more than a sample, and logs the figures this machine lacks.
+    Benchmark("sample: cheap path (statm only)", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        var sampler = MemorySampler(logger: silent)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(sampler.sample(.cheap))
+        }
+    }
+
+    // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
+    // per run would make each run slower than the last.
+    let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
+    Benchmark("sample: full (statm, epoch, jemalloc, arena, cgroup, PSI)", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        let arena = try sampledArena.get()
+        var sampler = MemorySampler(arenas: { [arena] }, logger: silent)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(sampler.sample(.full))
         }
     }
 }

@@ -1,6 +1,9 @@
 import Jemalloc
 
 /// One reading of everything the system decides on. A figure the machine does not offer is nil.
+///
+/// A cheap sample (see ``SampleDepth``) reads only `/proc/self/statm`; its allocator, arena, cgroup
+/// and stall figures are nil or empty.
 public struct MemorySample: Hashable, Sendable {
     /// When the reading was taken.
     public var time: ContinuousClock.Instant
@@ -10,8 +13,11 @@ public struct MemorySample: Hashable, Sendable {
     public var cgroupCurrentBytes: Int?
     /// jemalloc's process-wide statistics, as of this sample's epoch (nil when not refreshed for it).
     public var jemalloc: JemallocStatistics?
-    /// Bytes allocated in each registered per-app arena.
+    /// Bytes allocated in each registered per-app arena, as of this sample's epoch.
     public var arenaBytes: [Arena: Int]
+    /// The cgroup's `memory.events` counters, where the process has a cgroup v2 with a memory
+    /// controller (nil on samples that did not read them).
+    public var cgroupEvents: ControlGroupEvents?
     /// Memory pressure stall information, where the kernel offers it.
     public var pressureStall: PressureStall?
 
@@ -21,6 +27,7 @@ public struct MemorySample: Hashable, Sendable {
         cgroupCurrentBytes: Int? = nil,
         jemalloc: JemallocStatistics? = nil,
         arenaBytes: [Arena: Int] = [:],
+        cgroupEvents: ControlGroupEvents? = nil,
         pressureStall: PressureStall? = nil
     ) {
         self.time = time
@@ -28,6 +35,7 @@ public struct MemorySample: Hashable, Sendable {
         self.cgroupCurrentBytes = cgroupCurrentBytes
         self.jemalloc = jemalloc
         self.arenaBytes = arenaBytes
+        self.cgroupEvents = cgroupEvents
         self.pressureStall = pressureStall
     }
 

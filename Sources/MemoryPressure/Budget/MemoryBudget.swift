@@ -1,0 +1,107 @@
+/// The memory the process may use, and where along it the pressure levels begin.
+///
+/// ```swift
+/// let budget = try MemoryBudget.resolve(.controlGroup(ratio: 0.9))
+/// let fixed = try MemoryBudget(parsing: "2GiB")
+/// ```
+public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
+    /// Bytes the footprint is held against.
+    public let totalBytes: Int
+    /// Where the levels begin and end, as fractions of ``totalBytes``.
+    public let thresholds: Thresholds
+
+    /// Where a budget comes from.
+    public enum Source: Hashable, Sendable {
+        /// A fixed number of bytes.
+        case bytes(Int)
+        /// The cgroup's limit (the lower of `memory.max` and `memory.high`) times `ratio`.
+        case controlGroup(ratio: Double = 0.9)
+        /// The machine's physical memory times `ratio`.
+        case physicalMemory(ratio: Double = 0.9)
+        /// The cgroup's limit times `ratio` when it has one, else physical memory times `ratio`.
+        case automatic(ratio: Double = 0.9)
+    }
+
+    /// A budget of `totalBytes`, checked to be positive and to fit in `limits`.
+    public init(
+        totalBytes: Int,
+        thresholds: Thresholds = .standard,
+        limits: MemoryLimits = .current()
+    ) throws(MemoryBudgetError) {
+        guard totalBytes > 0 else { throw MemoryBudgetError(.notPositive(bytes: totalBytes)) }
+        let ceiling = limits.ceiling
+        guard totalBytes <= ceiling.bytes else {
+            throw MemoryBudgetError(.exceedsLimit(bytes: totalBytes, limitBytes: ceiling.bytes, limitName: ceiling.name))
+        }
+        self.totalBytes = totalBytes
+        self.thresholds = thresholds
+    }
+
+    /// A budget written as a size, such as `512MiB`, `2GiB`, `1.5G` or `800000000` (see
+    /// ``ByteCount/init(parsing:)``).
+    public init(
+        parsing text: String,
+        thresholds: Thresholds = .standard,
+        limits: MemoryLimits = .current()
+    ) throws(MemoryBudgetError) {
+        let size: ByteCount
+        do {
+            size = try ByteCount(parsing: text)
+        } catch {
+            throw MemoryBudgetError(.malformedSize(error))
+        }
+        try self.init(totalBytes: size.bytes, thresholds: thresholds, limits: limits)
+    }
+
+    /// Resolves a budget from `source` against `limits`.
+    public static func resolve(
+        _ source: Source,
+        thresholds: Thresholds = .standard,
+        limits: MemoryLimits = .current()
+    ) throws(MemoryBudgetError) -> MemoryBudget {
+        func scaled(_ bytes: Int, by ratio: Double) throws(MemoryBudgetError) -> Int {
+            guard ratio > 0, ratio <= 1 else { throw MemoryBudgetError(.ratioOutOfRange(ratio)) }
+            return Int(Double(bytes) * ratio)
+        }
+        let total: Int
+        switch source {
+        case .bytes(let bytes):
+            total = bytes
+        case .controlGroup(let ratio):
+            guard let limit = limits.controlGroupLimit else { throw MemoryBudgetError(.noControlGroupLimit) }
+            total = try scaled(limit, by: ratio)
+        case .physicalMemory(let ratio):
+            total = try scaled(limits.physicalBytes, by: ratio)
+        case .automatic(let ratio):
+            total = try scaled(limits.controlGroupLimit ?? limits.physicalBytes, by: ratio)
+        }
+        return try MemoryBudget(totalBytes: total, thresholds: thresholds, limits: limits)
+    }
+
+    /// The footprint at which `level` begins (rising into it).
+    public func bytes(enteringAbove level: PressureLevel) -> Int {
+        switch level {
+        case .normal: 0
+        case .warning: fraction(thresholds.ratios.warning)
+        case .critical: fraction(thresholds.ratios.critical)
+        }
+    }
+
+    /// The footprint below which `level` ends (falling out of it).
+    public func bytes(leavingBelow level: PressureLevel) -> Int {
+        switch level {
+        case .normal: 0
+        case .warning: fraction(thresholds.ratios.warningRecovery)
+        case .critical: fraction(thresholds.ratios.criticalRecovery)
+        }
+    }
+
+    private func fraction(_ ratio: Double) -> Int {
+        Int(Double(totalBytes) * ratio)
+    }
+
+    public var description: String {
+        "\(ByteCount(totalBytes)) (warning at \(ByteCount(bytes(enteringAbove: .warning))), "
+            + "critical at \(ByteCount(bytes(enteringAbove: .critical))))"
+    }
+}

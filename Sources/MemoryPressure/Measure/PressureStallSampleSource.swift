@@ -1,0 +1,35 @@
+import SystemPackage
+
+/// Memory pressure stall information: the cgroup's own `memory.pressure` where it has one, else
+/// the system's `/proc/pressure/memory`.
+public struct PressureStallSampleSource: MemorySampleSource {
+    /// The PSI file read.
+    public let path: FilePath
+
+    /// Reads the PSI file of the calling process's cgroup, or the system's when the cgroup's is not
+    /// there.
+    public init() {
+        self.init(path: Self.preferredPath())
+    }
+
+    /// Reads the PSI file at `path`.
+    public init(path: FilePath) {
+        self.path = path
+    }
+
+    public var name: String { path.string }
+
+    public var depth: SampleDepth { .full }
+
+    public func read(into sample: inout MemorySample) throws {
+        sample.pressureStall = try PressureStall.read(from: path)
+    }
+
+    /// The cgroup's `memory.pressure` when it can be read, else `/proc/pressure/memory`.
+    static func preferredPath() -> FilePath {
+        if let group = try? ControlGroup.current(), (try? PressureStall.read(from: group.memoryPressurePath)) != nil {
+            return group.memoryPressurePath
+        }
+        return PressureStall.systemPath
+    }
+}

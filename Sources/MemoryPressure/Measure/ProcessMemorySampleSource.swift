@@ -1,0 +1,18 @@
+/// The process's resident bytes from `/proc/self/statm`: the cheap figure read on every sample,
+/// through a descriptor kept open.
+public struct ProcessMemorySampleSource: MemorySampleSource {
+    private let file: Result<StatmFile, MeasurementError>
+
+    /// Opens `/proc/self/statm`; when that fails, every read reports why.
+    public init() {
+        file = Result { () throws(MeasurementError) in try StatmFile() }
+    }
+
+    public var name: String { ProcessMemory.statmPath.string }
+
+    public var depth: SampleDepth { .cheap }
+
+    public func read(into sample: inout MemorySample) throws {
+        sample.residentBytes = try file.get().read().residentBytes
+    }
+}

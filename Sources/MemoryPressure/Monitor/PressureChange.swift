@@ -1,0 +1,44 @@
+/// An announcement of the pressure level: a rise, a fall, or a repeat at the same level.
+public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
+    /// Why the level is announced.
+    public enum Kind: Hashable, Sendable {
+        /// The level rose; rises are announced at once.
+        case rise
+        /// The level fell, and stayed down for the settle time.
+        case fall
+        /// The level is unchanged (warning or critical) and the repeat interval has passed.
+        case repeated
+    }
+
+    /// The level announced before this one.
+    public var previous: PressureLevel
+    /// The level now.
+    public var level: PressureLevel
+    /// Why it is announced.
+    public var kind: Kind
+    /// The sample that decided it.
+    public var sample: MemorySample
+
+    public init(previous: PressureLevel, level: PressureLevel, kind: Kind, sample: MemorySample) {
+        self.previous = previous
+        self.level = level
+        self.kind = kind
+        self.sample = sample
+    }
+
+    public var description: String {
+        switch kind {
+        case .rise, .fall: "\(previous) -> \(level)"
+        case .repeated: "\(level) (repeated)"
+        }
+    }
+}
+
+/// What a ``PressureMonitor`` publishes: every sample with the level it was judged at, and every
+/// announcement of the level.
+public enum PressureEvent: Hashable, Sendable {
+    /// A sample, and the level announced after it was judged.
+    case sample(MemorySample, level: PressureLevel)
+    /// A rise, fall or repeat of the level.
+    case change(PressureChange)
+}

@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The body of a monitor's sampling thread: sample, judge, publish, then wait in `poll` for the
+/// next tick, a PSI trigger, a request for a sample, or a request to stop.
+struct SamplingLoop: Sendable {
+    let configuration: PressureMonitor.Configuration
+    let hub: PressureEventHub
+    let control: SamplingControl
+    var sampler: MemorySampler
+    var tracker: PressureLevelTracker
+    /// When and at what footprint the allocator's statistics were last refreshed.
+    private var lastFull: (time: ContinuousClock.Instant, footprint: Int?)?
+
+    init(configuration: PressureMonitor.Configuration, hub: PressureEventHub, control: SamplingControl, arenas: ArenaRegistry) {
+        self.configuration = configuration
+        self.hub = hub
+        self.control = control
+        self.sampler = MemorySampler(sources: configuration.sources, arenas: { arenas.all }, logger: configuration.logger)
+        self.tracker = PressureLevelTracker(
+            budget: configuration.budget,
+            stallThresholds: configuration.stallThresholds,
+            settleTime: configuration.settleTime,
+            repeatInterval: configuration.repeatInterval
+        )
+    }
+
+    mutating func run() {
+        var watch = configuration.stallTrigger.flatMap { StallWatch.arm($0, logger: configuration.logger) }
+        var nextTick = ContinuousClock.now
+        var triggered = true
+        while !control.isStopRequested {
+            let now = ContinuousClock.now
+            let requested = control.takeSampleRequest() || triggered
+            if requested || now >= nextTick {
+                takeSample(full: requested)
+                if now >= nextTick { nextTick = now + configuration.interval }
+            }
+            triggered = false
+
+            var descriptors = [pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
+            if let watch {
+                descriptors.append(pollfd(fd: watch.descriptor, events: Int16(POLLPRI), revents: 0))
+            }
+            let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: nextTick))
+            guard ready > 0 else { continue }
+            if descriptors[0].revents & Int16(POLLIN) != 0 {
+                control.drainWake()
+            }
+            if let armed = watch, descriptors[1].revents != 0 {
+                if descriptors[1].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                    configuration.logger.notice("memory pressure trigger on \(armed.path) ended; sampling on the interval alone")
+                    watch = nil
+                } else {
+                    triggered = true
+                }
+            }
+        }
+    }
+
+    /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
+    /// it and publishes it with any announcement.
+    private mutating func takeSample(full: Bool) {
+        var sample = sampler.sample(full ? .full : .cheap)
+        if full || needsFullSample(after: sample) {
+            if !full { sample = sampler.sample(.full) }
+            lastFull = (sample.time, sample.footprintBytes)
+        }
+        let change = tracker.update(with: sample)
+        hub.publish(.sample(sample, level: tracker.level))
+        if let change {
+            hub.publish(.change(change))
+        }
+    }
+
+    /// Whether the allocator's statistics are due: the refresh interval has passed, or the cheap
+    /// footprint moved by the refresh distance since the last full sample.
+    private func needsFullSample(after cheap: MemorySample) -> Bool {
+        guard let lastFull else { return true }
+        if cheap.time - lastFull.time >= configuration.allocatorRefreshInterval { return true }
+        guard let footprint = cheap.footprintBytes, let previous = lastFull.footprint else { return false }
+        return abs(footprint - previous) >= configuration.allocatorRefreshBytes
+    }
+
+    /// Milliseconds from now until `deadline`, rounded up, for `poll`.
+    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+        let remaining = deadline - .now
+        guard remaining > .zero else { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        return Int32(clamping: milliseconds)
+    }
+}

@@ -1,0 +1,67 @@
+/// A PSI trigger: the kernel wakes the monitor when tasks stalled on memory for at least `stall`
+/// within any `window`.
+///
+/// The kernel accepts windows from 500 ms to 10 s; for unprivileged processes the window must be a
+/// multiple of 2 s. A trigger the kernel refuses is logged once and the monitor samples on its
+/// interval alone.
+public struct StallTrigger: Hashable, Sendable, CustomStringConvertible {
+    /// Which stall counts.
+    public enum Kind: String, Hashable, Sendable {
+        /// Time in which at least one task stalled.
+        case some
+        /// Time in which every non-idle task stalled at once.
+        case full
+    }
+
+    /// Which stall counts.
+    public let kind: Kind
+    /// Stall time within a window that fires the trigger.
+    public let stall: Duration
+    /// The window the stall is measured over.
+    public let window: Duration
+
+    /// The windows the kernel accepts.
+    public static let windowRange: ClosedRange<Duration> = .milliseconds(500) ... .seconds(10)
+
+    /// A trigger of `stall` per `window`, checked against the kernel's limits: the window within
+    /// 500 ms to 10 s, the stall positive and no longer than the window.
+    public init(_ kind: Kind = .some, stall: Duration, window: Duration) throws(StallTriggerError) {
+        guard Self.windowRange.contains(window), stall > .zero, stall <= window else {
+            throw StallTriggerError(stall: stall, window: window)
+        }
+        self.kind = kind
+        self.stall = stall
+        self.window = window
+    }
+
+    private init(checkedKind kind: Kind, stall: Duration, window: Duration) {
+        self.kind = kind
+        self.stall = stall
+        self.window = window
+    }
+
+    /// systemd's default: 200 ms of `some` stall per 2 s window.
+    public static let standard = StallTrigger(checkedKind: .some, stall: .milliseconds(200), window: .seconds(2))
+
+    /// The text written to the PSI file: `some 200000 2000000`.
+    public var description: String {
+        "\(kind.rawValue) \(Self.microseconds(stall)) \(Self.microseconds(window))"
+    }
+
+    private static func microseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
+    }
+}
+
+/// A PSI trigger outside the kernel's limits.
+public struct StallTriggerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The stall time given.
+    public let stall: Duration
+    /// The window given.
+    public let window: Duration
+
+    public var description: String {
+        "stall trigger of \(stall) per \(window) window is out of range; expected a window from 500 ms to 10 s "
+            + "(a multiple of 2 s for unprivileged processes) and a stall greater than zero and at most the window"
+    }
+}

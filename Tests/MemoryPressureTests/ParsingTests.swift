@@ -1,0 +1,44 @@
+import MemoryPressure
+import Testing
+
+struct ByteCountParsingTests {
+    @Test(arguments: [
+        ("512MiB", 512 << 20), ("2GiB", 2 << 30), ("1.5G", 3 << 29), ("800000000", 800_000_000),
+        ("64k", 64 << 10), ("4 KiB", 4096), ("1MB", 1_000_000), ("2gb", 2_000_000_000), ("17B", 17),
+        ("  3T ", 3 << 40), ("0.5KiB", 512), ("-1GiB", -(1 << 30)),
+    ])
+    func parsesSizes(_ text: String, _ bytes: Int) throws {
+        #expect(try ByteCount(parsing: text).bytes == bytes)
+    }
+
+    @Test(arguments: ["", "abc", "GiB", "12XB", "1.2.3G", "1.G", ".5G", "1e9", "99999999999T", "--1", "5 5"])
+    func rejectsMalformedSizesSayingWhatIsAccepted(_ text: String) {
+        #expect {
+            _ = try ByteCount(parsing: text)
+        } throws: { error in
+            guard let error = error as? UnitParseError else { return false }
+            return error.description.contains(text.debugDescription) && error.description.contains("512MiB")
+        }
+    }
+}
+
+struct DurationParserTests {
+    @Test(arguments: [
+        ("500ms", Duration.milliseconds(500)), ("2s", .seconds(2)), ("1.5m", .seconds(90)),
+        ("250us", .microseconds(250)), ("1h", .seconds(3600)), ("10 ns", .nanoseconds(10)),
+        ("0s", .zero), ("2min", .seconds(120)), ("0.25s", .milliseconds(250)),
+    ])
+    func parsesDurations(_ text: String, _ duration: Duration) throws {
+        #expect(try DurationParser.parse(text) == duration)
+    }
+
+    @Test(arguments: ["", "5", "ms", "-1s", "1.5.2s", "2 days", "1e3ms", ".5s", "3s4"])
+    func rejectsMalformedDurationsSayingWhatIsAccepted(_ text: String) {
+        #expect {
+            _ = try DurationParser.parse(text)
+        } throws: { error in
+            guard let error = error as? UnitParseError else { return false }
+            return error.description.contains(text.debugDescription) && error.description.contains("500ms")
+        }
+    }
+}

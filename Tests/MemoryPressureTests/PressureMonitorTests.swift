@@ -1,0 +1,168 @@
+import Jemalloc
+@testable import MemoryPressure
+import Synchronization
+import Testing
+
+/// The monitor on its own thread. Serialized: the tests count the process's pipes and read its
+/// resident bytes.
+@Suite(.serialized)
+struct PressureMonitorTests {
+    static let mebibyte = 1 << 20
+    static let limits = MemoryLimits(physicalBytes: 1 << 40)
+
+    /// A monitor over `sources` with short test intervals and no PSI trigger unless asked.
+    static func configuration(
+        budget: MemoryBudget,
+        sources: [any MemorySampleSource],
+        interval: Duration = .milliseconds(20),
+        trigger: StallTrigger? = nil
+    ) -> PressureMonitor.Configuration {
+        var configuration = PressureMonitor.Configuration(budget: budget, logger: RecordingLogHandler.logger().0)
+        configuration.sources = sources
+        configuration.interval = interval
+        configuration.allocatorRefreshInterval = interval
+        configuration.settleTime = .milliseconds(100)
+        configuration.repeatInterval = .seconds(60)
+        configuration.stallTrigger = trigger
+        return configuration
+    }
+
+    static let budget = try! MemoryBudget(totalBytes: 1000 * mebibyte, limits: limits)
+
+    @Test func startsStopsAndRestartsWithoutLeakingDescriptors() async throws {
+        let watched = ["pipe:", PressureStall.systemPath.string, "/sys/fs/cgroup"]
+        let before = openDescriptorCount(to: watched)
+        let monitor = PressureMonitor(configuration: Self.configuration(
+            budget: Self.budget, sources: MemorySampler.standardSources(), trigger: .standard
+        ))
+        for _ in 0..<3 {
+            let events = monitor.events()
+            try monitor.start()
+            try monitor.start()  // already running: nothing more is made
+            #expect(monitor.isRunning)
+            #expect(openDescriptorCount(to: watched) > before)
+            #expect(await events.first { $0.sample != nil } != nil)
+            monitor.stop()
+            #expect(!monitor.isRunning)
+            #expect(openDescriptorCount(to: watched) == before)
+            // Stopping ends the streams: the loop finishes rather than hanging.
+            var remaining = 0
+            for await _ in events { remaining += 1 }
+            #expect(remaining >= 0)
+        }
+        monitor.stop()  // stopping twice is harmless
+        #expect(monitor.latestSample?.residentBytes != nil)
+    }
+
+    @Test func rejectsANonPositiveInterval() {
+        var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)])
+        configuration.interval = .zero
+        let monitor = PressureMonitor(configuration: configuration)
+        #expect {
+            try monitor.start()
+        } throws: { error in
+            (error as? PressureMonitorError)?.description.contains("expected an interval greater than zero") == true
+        }
+        #expect(!monitor.isRunning)
+    }
+
+    @Test func stallRaisesTheLevelThroughTheMonitor() async throws {
+        let source = ScriptedSource(residentBytes: 100 * Self.mebibyte)
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [source]))
+        let events = monitor.events()
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(await events.first { $0.sample != nil } != nil)
+        #expect(monitor.level == .normal)
+
+        source.set(stall: (some: 30, full: 12))
+        let rise = try #require(await events.first { $0.change != nil }?.change)
+        #expect(rise.kind == .rise)
+        #expect(rise.level == .critical)
+
+        source.set(stall: (some: 0, full: 0))
+        let fall = try #require(await events.first { $0.change != nil }?.change)
+        #expect(fall.kind == .fall)
+        #expect(fall.level == .normal)
+        #expect(monitor.level == .normal)
+    }
+
+    @Test func observersSeeTheSameEventsAsStreams() async throws {
+        let source = ScriptedSource(residentBytes: 900 * Self.mebibyte)
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [source]))
+        let seen = Mutex<[PressureChange]>([])
+        let observer = monitor.addObserver { event in
+            if let change = event.change { seen.withLock { $0.append(change) } }
+        }
+        let events = monitor.events()
+        try monitor.start()
+        let change = try #require(await events.first { $0.change != nil }?.change)
+        monitor.stop()
+        monitor.removeObserver(observer)
+        #expect(change.level == .warning)
+        #expect(seen.withLock { $0.first } == change)
+    }
+
+    @Test func sampleNowTakesAFullSampleBeforeTheInterval() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(
+            budget: Self.budget, sources: MemorySampler.standardSources(), interval: .seconds(600)
+        ))
+        let arena = try Arena.create()
+        monitor.register(arena)
+        let events = monitor.events()
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(await events.first { $0.sample != nil } != nil)
+
+        var allocation = try arena.allocate(byteCount: 8 * Self.mebibyte)
+        allocation.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 7) }
+        monitor.sampleNow()
+        let sample = try #require(await events.first(within: .seconds(60)) { $0.sample != nil }?.sample)
+        #expect(sample.jemalloc != nil)
+        #expect(try #require(sample.arenaBytes[arena]) >= 8 * Self.mebibyte)
+        monitor.unregister(arena)
+    }
+
+    /// The real allocator: a budget of the footprint now plus 64 MiB; 80 MiB allocated in an arena
+    /// of the test's own and touched must raise the level, and freeing and purging them must bring it
+    /// back to normal after the settle time.
+    @Test func realAllocationsRaiseAndReleaseTheLevel() async throws {
+        let footprint = try ProcessMemory.current().residentBytes
+        let total = footprint + 64 * Self.mebibyte
+        func ratio(_ extraMebibytes: Int) -> Double { Double(footprint + extraMebibytes * Self.mebibyte) / Double(total) }
+        // Thresholds placed above today's footprint, so that the footprint now is normal.
+        let thresholds = try MemoryBudget.Thresholds(
+            warning: ratio(40), critical: ratio(56), warningRecovery: ratio(24), criticalRecovery: ratio(32)
+        )
+        let budget = try MemoryBudget(totalBytes: total, thresholds: thresholds, limits: Self.limits)
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: budget, sources: MemorySampler.standardSources()))
+        let events = monitor.events()
+        try monitor.start()
+        defer { monitor.stop() }
+
+        let arena = try Arena.create()
+        do {
+            var allocation = try arena.allocate(byteCount: 80 * Self.mebibyte)
+            allocation.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0x5A) }
+            let rise = try #require(await events.first { $0.change?.kind == .rise }?.change)
+            #expect(rise.level >= .warning)
+            #expect(allocation.byteCount == 80 * Self.mebibyte)
+        }
+        try arena.purge()
+        let fall = try #require(await events.first { $0.change?.level == .normal }?.change)
+        #expect(fall.kind == .fall)
+        #expect(try #require(fall.sample.footprintBytes) < budget.bytes(leavingBelow: .warning))
+        try arena.destroy()
+    }
+
+    @Test func anObserverCanStopTheMonitor() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        monitor.addObserver { [weak monitor] event in
+            if event.sample != nil { monitor?.stop() }
+        }
+        let events = monitor.events()
+        try monitor.start()
+        #expect(await events.ends())
+        #expect(!monitor.isRunning)
+    }
+}

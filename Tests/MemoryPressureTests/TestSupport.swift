@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+@testable import MemoryPressure
+import Synchronization
+
+/// A log handler that keeps the messages, to count them.
+struct RecordingLogHandler: LogHandler {
+    final class Messages: Sendable {
+        private let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    let messages: Messages
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        messages.append(event.message.description)
+    }
+
+    /// A logger whose messages end up in the returned list.
+    static func logger() -> (Logger, Messages) {
+        let messages = Messages()
+        return (Logger(label: "test") { _ in RecordingLogHandler(messages: messages) }, messages)
+    }
+}
+
+/// A source whose figures the test sets: the footprint and the stall it reports next.
+final class ScriptedSource: MemorySampleSource {
+    private let figures = Mutex<(resident: Int, stall: PressureStall?)>((0, nil))
+
+    init(residentBytes: Int) {
+        figures.withLock { $0.resident = residentBytes }
+    }
+
+    var name: String { "scripted" }
+    var depth: SampleDepth { .cheap }
+
+    func set(residentBytes: Int? = nil, stall: (some: Double, full: Double)?) {
+        figures.withLock { figures in
+            if let residentBytes { figures.resident = residentBytes }
+            figures.stall = stall.map {
+                PressureStall(
+                    some: .init(average10: $0.some, average60: 0, average300: 0, totalMicroseconds: 0),
+                    full: .init(average10: $0.full, average60: 0, average300: 0, totalMicroseconds: 0)
+                )
+            }
+        }
+    }
+
+    func read(into sample: inout MemorySample) throws {
+        let (resident, stall) = figures.withLock { $0 }
+        sample.residentBytes = resident
+        sample.pressureStall = stall
+    }
+}
+
+/// A source whose file is never there.
+struct MissingSource: MemorySampleSource {
+    var name: String { "/nonexistent/memory.file" }
+    var depth: SampleDepth { .cheap }
+    func read(into sample: inout MemorySample) throws {
+        throw MeasurementError(path: "/nonexistent/memory.file", reason: .missing)
+    }
+}
+
+extension AsyncStream where Element == PressureEvent {
+    /// The first event that satisfies `predicate`, or nil when none comes within `limit` (a
+    /// generous deadline that only stops a broken test from hanging; no test asserts timing).
+    func first(within limit: Duration = .seconds(20), where predicate: @escaping @Sendable (PressureEvent) -> Bool) async -> PressureEvent? {
+        await withTaskGroup(of: PressureEvent?.self) { group in
+            group.addTask {
+                for await event in self where predicate(event) { return event }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+}
+
+extension AsyncStream where Element == PressureEvent {
+    /// Whether the stream ends within `limit` (a deadline that only stops a broken test from hanging).
+    func ends(within limit: Duration = .seconds(20)) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in self {}
+                return !Task.isCancelled
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let ended = await group.next() ?? false
+            group.cancelAll()
+            return ended
+        }
+    }
+}
+
+extension PressureEvent {
+    var change: PressureChange? {
+        if case .change(let change) = self { change } else { nil }
+    }
+
+    var sample: MemorySample? {
+        if case .sample(let sample, _) = self { sample } else { nil }
+    }
+}
+
+/// Open descriptors of this process whose target starts with one of `prefixes`
+/// (`pipe:`, `/proc/pressure/memory`).
+func openDescriptorCount(to prefixes: [String]) -> Int {
+    var count = 0
+    for descriptor in 0..<4096 {
+        var target = [CChar](repeating: 0, count: 256)
+        let length = readlink("/proc/self/fd/\(descriptor)", &target, target.count - 1)
+        guard length > 0 else { continue }
+        let path = String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if prefixes.contains(where: path.hasPrefix) { count += 1 }
+    }
+    return count
+}
