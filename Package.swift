@@ -45,12 +45,15 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        .testTarget(name: "JemallocTests", dependencies: ["Jemalloc"]),
+        // Shared by the test targets: serialises the tests that move or measure process-wide memory.
+        .target(name: "MemoryTestSupport", path: "Tests/MemoryTestSupport"),
+        .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",
             dependencies: [
                 "MemoryPressure",
                 "Jemalloc",
+                "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -1,8 +1,9 @@
 import Jemalloc
+import MemoryTestSupport
 import Testing
 
 /// Tests against the real allocator. They read process-wide statistics, so they run one at a time.
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct ArenaTests {
     static let mebibyte = 1 << 20
 

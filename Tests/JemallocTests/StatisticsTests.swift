@@ -1,11 +1,12 @@
 import Jemalloc
+import MemoryTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct StatisticsTests {
     @Test func readsThroughCachedMIBsEqualReadsByName() throws {
         let reader = try JemallocStatistics.Reader()

@@ -1,9 +1,10 @@
 import Jemalloc
 import MemoryPressure
+import MemoryTestSupport
 import Testing
 
 /// Backing stores against the real allocator.
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct BackingStoreTests {
     static func store(in heap: AppHeap, shade: UInt8 = 0x5A) throws -> BackingStore {
         try BackingStore(width: 256, height: 128, in: heap) { pixels in

@@ -1,10 +1,11 @@
 import Jemalloc
 import MemoryPressure
 import Synchronization
+import MemoryTestSupport
 import Testing
 
 /// Per-app heaps against the real allocator.
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct HeapTests {
     static let mebibyte = 1 << 20
 

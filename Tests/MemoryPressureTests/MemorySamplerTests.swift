@@ -3,8 +3,10 @@ import Glibc
 #endif
 import Jemalloc
 @testable import MemoryPressure
+import MemoryTestSupport
 import Testing
 
+@Suite(.exclusiveMemoryUse)
 struct MemorySamplerTests {
     @Test func fullSampleReadsTheRealSources() throws {
         var sampler = MemorySampler(logger: RecordingLogHandler.logger().0)

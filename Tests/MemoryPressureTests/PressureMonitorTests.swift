@@ -1,11 +1,12 @@
 import Jemalloc
 @testable import MemoryPressure
 import Synchronization
+import MemoryTestSupport
 import Testing
 
 /// The monitor on its own thread. Serialized: the tests count the process's pipes and read its
 /// resident bytes.
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct PressureMonitorTests {
     static let mebibyte = 1 << 20
     static let limits = MemoryLimits(physicalBytes: 1 << 40)

@@ -1,10 +1,12 @@
 @testable import MemoryPressure
+import MemoryTestSupport
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
+@Suite(.exclusiveMemoryUse)
 struct ProcessMemoryTests {
     @Test func readsTheRealStatm() throws {
         let memory = try ProcessMemory.current()

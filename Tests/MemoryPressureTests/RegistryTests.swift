@@ -1,9 +1,10 @@
 import Jemalloc
 import MemoryPressure
+import MemoryTestSupport
 import Testing
 
 /// The registry against the real allocator: footprints, purges and the pages they return.
-@Suite(.serialized)
+@Suite(.serialized, .exclusiveMemoryUse)
 struct RegistryTests {
     static let mebibyte = 1 << 20
 
