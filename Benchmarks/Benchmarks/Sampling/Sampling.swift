@@ -8,11 +8,18 @@ let silent = Logger(label: "benchmark") { _ in SwiftLogNoOpLogHandler() }
 
 /// The cost of reading the figures the pressure monitor samples.
 let benchmarks: @Sendable () -> Void = {
+    // Each measured run is a thousand operations, so that per-run set-up and the harness's own
+    // costs do not swamp operations that take tens of nanoseconds.
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput],
+        scalingFactor: .kilo,
         maxDuration: .seconds(2),
         maxIterations: 100_000
     )
+
+    // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
+    // per run would make each run slower than the last.
+    let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
 
     Benchmark("jemalloc epoch refresh") { benchmark in
         for _ in benchmark.scaledIterations {
@@ -22,6 +29,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("jemalloc statistics through cached MIBs (no epoch)") { benchmark in
         let reader = try JemallocStatistics.Reader()
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try reader.read(advancingEpoch: false))
         }
@@ -39,14 +47,15 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("arena statistics through cached MIBs (no epoch)") { benchmark in
-        let arena = try Arena.create()
+        let arena = try sampledArena.get()
         let reader = try ArenaStatistics.Reader()
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(try reader.read(arena))
         }
     }
 
-    Benchmark("process resident bytes (/proc/self/statm)") { benchmark in
+    Benchmark("process resident bytes (/proc/self/statm opened each time)") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try ProcessMemory.current())
         }
@@ -54,7 +63,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // Samplers are made before the measurement starts: making one finds the cgroup and PSI files,
     // which costs far more than a sample, and logs the figures this machine lacks.
-    Benchmark("sample: cheap path (statm only)", configuration: .init(scalingFactor: .kilo)) { benchmark in
+    Benchmark("sample: cheap path (statm only)") { benchmark in
         var sampler = MemorySampler(logger: silent)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -62,10 +71,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
-    // per run would make each run slower than the last.
-    let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
-    Benchmark("sample: full (statm, epoch, jemalloc, arena, cgroup, PSI)", configuration: .init(scalingFactor: .kilo)) { benchmark in
+    Benchmark("sample: full (statm, epoch, jemalloc, arena, cgroup, PSI)") { benchmark in
         let arena = try sampledArena.get()
         var sampler = MemorySampler(arenas: { [arena] }, logger: silent)
         benchmark.startMeasurement()
