@@ -15,6 +15,7 @@ public struct ArenaStatistics: Hashable, Sendable {
     /// Bytes in active extents mapped by the arena.
     public var mapped: Int
 
+    /// Statistics with the given figures.
     public init(
         smallAllocated: Int,
         largeAllocated: Int,

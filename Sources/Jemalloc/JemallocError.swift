@@ -33,6 +33,7 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The errno jemalloc returned (0 when the failure carried none, as with a failed allocation).
     public let errno: Int32
 
+    /// An error of `kind` for `key`, carrying `errno` (0 when there is none).
     public init(kind: Kind, key: String, errno: Int32) {
         self.kind = kind
         self.key = key

@@ -14,6 +14,7 @@ public struct JemallocStatistics: Hashable, Sendable {
     /// Bytes dedicated to jemalloc's own metadata.
     public var metadata: Int
 
+    /// Statistics with the given figures, in bytes.
     public init(allocated: Int, active: Int, resident: Int, mapped: Int, retained: Int, metadata: Int) {
         self.allocated = allocated
         self.active = active

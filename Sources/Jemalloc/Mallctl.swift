@@ -43,9 +43,7 @@ public enum Mallctl {
 
     /// Whether this jemalloc was built with statistics (`config.stats`).
     public static var statisticsEnabled: Bool {
-        var value = false
-        var size = MemoryLayout<Bool>.size
-        return mallctl("config.stats", &value, &size, nil, 0) == 0 && value
+        (try? MallctlKey.statisticsEnabled.read()) ?? false
     }
 
     @usableFromInline

@@ -73,7 +73,7 @@ struct StatsSnapshot: Encodable {
             cgroup.highIsUnlimited = high.map { $0 == .unlimited }
             snapshot.cgroup = cgroup
         }
-        snapshot.pressure = snapshot.readPressure(from: [group?.memoryPressurePath, PressureStall.systemPath].compactMap { $0 })
+        snapshot.pressure = snapshot.attempt { () throws(MeasurementError) in try readPressure(PressureStallSampleSource().path) }
         return snapshot
     }
 
@@ -101,25 +101,16 @@ struct StatsSnapshot: Encodable {
         return figures
     }
 
-    /// PSI from the cgroup's own file when it has one, else the system-wide file.
-    private mutating func readPressure(from sources: [FilePath]) -> Pressure? {
-        var failures: [String] = []
-        for source in sources {
-            do {
-                let stall = try PressureStall.read(from: source)
-                return Pressure(
-                    source: source.string,
-                    someAverage10: stall.some.average10,
-                    fullAverage10: stall.full.average10,
-                    someTotalMicroseconds: stall.some.totalMicroseconds,
-                    fullTotalMicroseconds: stall.full.totalMicroseconds
-                )
-            } catch {
-                failures.append(error.description)
-            }
-        }
-        unavailable += failures
-        return nil
+    /// PSI from `path`: the cgroup's own file when it has one, else the system-wide file.
+    private static func readPressure(_ path: FilePath) throws(MeasurementError) -> Pressure {
+        let stall = try PressureStall.read(from: path)
+        return Pressure(
+            source: path.string,
+            someAverage10: stall.some.average10,
+            fullAverage10: stall.full.average10,
+            someTotalMicroseconds: stall.some.totalMicroseconds,
+            fullTotalMicroseconds: stall.full.totalMicroseconds
+        )
     }
 
     /// Runs `read`, recording its error's description in `unavailable` when it fails.

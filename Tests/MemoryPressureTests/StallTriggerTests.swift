@@ -40,12 +40,6 @@ struct StallTriggerTests {
         #expect(StallWatch.target(for: .standard, environment: ["MEMORY_PRESSURE_WATCH": "/x"], defaultPath: "/y")?.trigger == nil)
     }
 
-    @Test func decodesBase64() {
-        #expect(Base64.decode("c29tZSAyMDAwMDAgMjAwMDAwMA==") == Array("some 200000 2000000".utf8))
-        #expect(Base64.decode("YQ") == Array("a".utf8))
-        #expect(Base64.decode("not base64!") == nil)
-    }
-
     @Test func armsOnTheRealFileOrSaysWhyNot() {
         let target = StallWatch.Target(path: PressureStall.systemPath, trigger: Array(StallTrigger.standard.description.utf8) + [0])
         do {

@@ -20,6 +20,7 @@ public struct MemoryBudgetError: Error, Hashable, Sendable, CustomStringConverti
     /// What is wrong.
     public let problem: Problem
 
+    /// An error for `problem`.
     public init(_ problem: Problem) {
         self.problem = problem
     }

@@ -15,6 +15,7 @@ public struct MemoryLimits: Hashable, Sendable {
     /// The cgroup's `memory.high`, when it sets one.
     public var controlGroupHigh: Int?
 
+    /// Limits with the given figures, in bytes; nil where there is no limit.
     public init(physicalBytes: Int, controlGroupMaximum: Int? = nil, controlGroupHigh: Int? = nil) {
         self.physicalBytes = physicalBytes
         self.controlGroupMaximum = controlGroupMaximum

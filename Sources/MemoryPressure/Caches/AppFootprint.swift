@@ -5,6 +5,7 @@ public struct AppFootprint: Hashable, Sendable {
     /// Declared cost of the app's cache entries whose payloads live outside its heap.
     public var declaredBytesOutsideHeap: Int
 
+    /// A footprint of these parts, in bytes.
     public init(heapBytes: Int, declaredBytesOutsideHeap: Int) {
         self.heapBytes = heapBytes
         self.declaredBytesOutsideHeap = declaredBytesOutsideHeap

@@ -27,6 +27,7 @@ public final class ContentAccessCount: Sendable {
 
     private let state = Mutex(State())
 
+    /// A count with no access open and the content not discarded.
     public init() {}
 
     /// Opens an access unless the content was discarded; returns whether it did.

@@ -26,6 +26,7 @@ public final class PurgeRegistry: Sendable {
 
     private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
 
+    /// An empty registry.
     public init() {}
 
     /// `app`'s heap, created on first use.

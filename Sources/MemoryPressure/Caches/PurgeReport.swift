@@ -21,6 +21,7 @@ public struct PurgeReport: Sendable {
         /// The entries a cache removed (1 for a store that released).
         public var removedCount: Int
 
+        /// An entry of a purge report.
         public init(app: AppIdentifier, source: Source, releasedBytes: Int, removedCount: Int) {
             self.app = app
             self.source = source

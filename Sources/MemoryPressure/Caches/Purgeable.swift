@@ -25,6 +25,7 @@ public struct CachePurgeResult: Hashable, Sendable {
     /// The sum of their declared costs.
     public var releasedCost: Int
 
+    /// A result with these counts.
     public init(removedCount: Int = 0, releasedCost: Int = 0) {
         self.removedCount = removedCount
         self.releasedCost = releasedCost

@@ -18,9 +18,13 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// Called for each entry the cache drops on its own.
     public typealias EvictionHandler = @Sendable (_ key: Key, _ value: Value) -> Void
 
+    /// The cache's name, as purge reports and logs show it.
     public let name: String
+    /// The app whose memory the cache holds; its purges follow that app's state.
     public let owner: AppIdentifier
+    /// What the cache holds, which decides what each purge event does to it.
     public let category: CacheCategory
+    /// Whether the values' bytes live in the owner's heap or elsewhere (counted by declared cost).
     public let payloadLocation: PayloadLocation
     /// The most total cost kept, or nil for no limit.
     public let costLimit: Int?
@@ -109,12 +113,15 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     }
 
     @discardableResult
+    /// Applies the category's action for `event`: keep, empty, or trim to a fraction.
     public func purge(for event: PurgeEvent) -> CachePurgeResult {
         trim(keeping: category.action(for: event).retainedFraction)
     }
 
+    /// The sum of the entries' declared costs.
     public var totalCost: Int { entries.withLock { $0.totalCost } }
 
+    /// The number of entries.
     public var count: Int { entries.withLock { $0.count } }
 
     /// The keys from the least to the most recently used: the order of eviction.

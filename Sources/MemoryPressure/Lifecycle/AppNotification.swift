@@ -6,8 +6,10 @@
 public struct AppNotification: Hashable, Sendable {
     /// A notification's name.
     public struct Name: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        /// The name's text.
         public let rawValue: String
 
+        /// The name with this text.
         public init(rawValue: String) {
             self.rawValue = rawValue
         }

@@ -11,6 +11,7 @@ public struct ControlGroupEvents: Hashable, Sendable {
     /// Processes of the cgroup killed by the OOM killer.
     public var oomKill: Int
 
+    /// Event counts as `memory.events` reports them.
     public init(low: Int = 0, high: Int = 0, max: Int = 0, oom: Int = 0, oomKill: Int = 0) {
         self.low = low
         self.high = high

@@ -17,6 +17,7 @@ public struct MeasurementError: Error, Hashable, Sendable, CustomStringConvertib
     /// Why the reading failed.
     public let reason: Reason
 
+    /// An error reading `path`, for `reason`.
     public init(path: FilePath, reason: Reason) {
         self.path = path
         self.reason = reason

@@ -21,6 +21,7 @@ public struct MemorySample: Hashable, Sendable {
     /// Memory pressure stall information, where the kernel offers it.
     public var pressureStall: PressureStall?
 
+    /// A sample taken at `time` with the figures given; the rest unknown.
     public init(
         time: ContinuousClock.Instant,
         residentBytes: Int? = nil,

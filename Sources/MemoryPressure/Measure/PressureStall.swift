@@ -15,6 +15,7 @@ public struct PressureStall: Hashable, Sendable {
         /// Total stall time in microseconds since boot (or since the cgroup was made).
         public var totalMicroseconds: UInt64
 
+        /// Figures as a PSI line reports them.
         public init(average10: Double, average60: Double, average300: Double, totalMicroseconds: UInt64) {
             self.average10 = average10
             self.average60 = average60
@@ -28,6 +29,7 @@ public struct PressureStall: Hashable, Sendable {
     /// Time in which every non-idle task stalled on memory at once.
     public var full: Figures
 
+    /// Stall information from its two lines.
     public init(some: Figures, full: Figures) {
         self.some = some
         self.full = full

@@ -17,6 +17,7 @@ public struct ProcessMemory: Hashable, Sendable {
     /// Bytes of resident pages that are file-backed or shared.
     public var sharedBytes: Int
 
+    /// Figures in bytes.
     public init(residentBytes: Int, virtualBytes: Int, sharedBytes: Int) {
         self.residentBytes = residentBytes
         self.virtualBytes = virtualBytes

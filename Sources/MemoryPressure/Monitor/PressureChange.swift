@@ -19,6 +19,7 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
     /// The sample that decided it.
     public var sample: MemorySample
 
+    /// A change from `previous` to `level`, announced on `sample`.
     public init(previous: PressureLevel, level: PressureLevel, kind: Kind, sample: MemorySample) {
         self.previous = previous
         self.level = level

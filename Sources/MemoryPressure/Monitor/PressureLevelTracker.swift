@@ -26,6 +26,7 @@ public struct PressureLevelTracker: Sendable {
     /// The level the last stall reading called for; samples without one (cheap samples) keep it.
     private var stallLevel: PressureLevel = .normal
 
+    /// A tracker at `normal` that judges samples against `budget`.
     public init(
         budget: MemoryBudget,
         stallThresholds: StallThresholds? = StallThresholds(),

@@ -122,6 +122,7 @@ public struct PressureMonitorError: Error, Hashable, Sendable, CustomStringConve
     /// Why the monitor could not start.
     public let problem: Problem
 
+    /// An error for `problem`.
     public init(_ problem: Problem) {
         self.problem = problem
     }

@@ -7,6 +7,7 @@ public struct StallThresholds: Hashable, Sendable {
     /// level is critical.
     public var fullAverage10ForCritical: Double
 
+    /// Thresholds in percent of the last 10 seconds stalled.
     public init(someAverage10ForWarning: Double = 10, fullAverage10ForCritical: Double = 10) {
         self.someAverage10ForWarning = someAverage10ForWarning
         self.fullAverage10ForCritical = fullAverage10ForCritical

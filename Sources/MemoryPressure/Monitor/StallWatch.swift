@@ -6,6 +6,12 @@ import Musl
 import Logging
 import SystemPackage
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// An armed PSI trigger: an open descriptor of a PSI file that `poll` reports with `POLLPRI` when
 /// the trigger fires. Closed when the last reference goes away.
 final class StallWatch {
@@ -30,7 +36,7 @@ final class StallWatch {
         guard let written = environment["MEMORY_PRESSURE_WRITE"] else {
             return Target(path: FilePath(watch), trigger: nil)
         }
-        return Base64.decode(written).map { Target(path: FilePath(watch), trigger: $0) }
+        return Data(base64Encoded: written).map { Target(path: FilePath(watch), trigger: Array($0)) }
     }
 
     /// Opens `target` and writes its trigger, or throws the errno that refused it.

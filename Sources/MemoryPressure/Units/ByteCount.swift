@@ -3,6 +3,7 @@ public struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertible
     /// The exact number of bytes.
     public var bytes: Int
 
+    /// A count of `bytes`.
     public init(_ bytes: Int) {
         self.bytes = bytes
     }

@@ -7,6 +7,7 @@ public struct UnitParseError: Error, Hashable, Sendable, CustomStringConvertible
     /// The accepted form, in words with examples.
     public let expected: String
 
+    /// An error for `text`, which was meant to be a `quantity` of the `expected` form.
     public init(quantity: String, text: String, expected: String) {
         self.quantity = quantity
         self.text = text
