@@ -33,11 +33,11 @@ struct RegistryTests {
         registry.register(bystanderCache)
         try bystanderCache.setValue(Image(in: registry.heap(for: bystander), byteCount: Self.mebibyte), forKey: 0, cost: Self.mebibyte)
 
-        let footprintBefore = try registry.footprint(of: app)
+        let footprintBefore = registry.footprint(of: app)
         for key in 0..<128 {
             try cache.setValue(Image(in: heap, byteCount: Self.mebibyte), forKey: key, cost: Self.mebibyte)
         }
-        let footprintFilled = try registry.footprint(of: app)
+        let footprintFilled = registry.footprint(of: app)
         #expect(footprintFilled.totalBytes - footprintBefore.totalBytes >= 128 * Self.mebibyte)
         #expect(footprintFilled.declaredBytesOutsideHeap == 0)
 
@@ -52,7 +52,7 @@ struct RegistryTests {
         #expect(report.releasedBytes(of: bystander) == 0)
         #expect(report.heapBytesReturned[app] == 128 * Self.mebibyte)
         #expect(report.arenaPurgeFailures.isEmpty)
-        #expect(try registry.footprint(of: app).heapBytes == 0)
+        #expect(registry.footprint(of: app).heapBytes == 0)
     }
 
     @Test func backingStoresAreReleasedByEventAndVisibilityAndComeBackRerendered() throws {
@@ -88,14 +88,14 @@ struct RegistryTests {
         let cache = try PurgeableCache<Int, [UInt8]>(name: "parsed", owner: app, category: .rebuildableObjects)
         registry.register(cache)
         for key in 0..<10 { try cache.setValue([UInt8](repeating: 0, count: 1000), forKey: key, cost: 1000) }
-        #expect(try registry.footprint(of: app) == AppFootprint(heapBytes: 0, declaredBytesOutsideHeap: 10_000))
+        #expect(registry.footprint(of: app) == AppFootprint(heapBytes: 0, declaredBytesOutsideHeap: 10_000))
         #expect(registry.caches(of: app).map(\.name) == ["parsed"])
 
         let report = registry.purge(.enteringBackground, apps: [app])
         #expect(report.entries == [PurgeReport.Entry(
             app: app, source: .cache(name: "parsed", category: .rebuildableObjects), releasedBytes: 9000, removedCount: 9
         )])
-        #expect(try registry.footprint(of: app).declaredBytesOutsideHeap == 1000)
+        #expect(registry.footprint(of: app).declaredBytesOutsideHeap == 1000)
     }
 
     @Test func cachesAreHeldWeakly() throws {
@@ -115,12 +115,14 @@ struct RegistryTests {
         let heap = try registry.heap(for: app)
         var buffer: HeapBuffer? = try heap.allocate(byteCount: 2 * Self.mebibyte)
         #expect(registry.registeredApps == [app])
-        #expect(registry.removeApp(app) == false)
+        #expect(registry.removeApp(app) === heap)
+        #expect(heap.isDestroyed == false)
         #expect(registry.registeredApps.isEmpty)
         #expect(try heap.arena.isInitialized)
         #expect(buffer?.byteCount == 2 * Self.mebibyte)
         buffer = nil
         #expect(try heap.arena.isInitialized == false)
-        #expect(registry.removeApp(app))
+        #expect(heap.isDestroyed)
+        #expect(registry.removeApp(app) == nil)
     }
 }

@@ -1,6 +1,6 @@
 /// The memory an app is charged with: its heap's bytes plus what its caches declare outside it.
 public struct AppFootprint: Hashable, Sendable {
-    /// Bytes allocated in the app's heap arena (jemalloc's statistics, size classes included).
+    /// Bytes of the live buffers in the app's heap, as asked for (see ``AppHeap/allocatedBytes``).
     public var heapBytes: Int
     /// Declared cost of the app's cache entries whose payloads live outside its heap.
     public var declaredBytesOutsideHeap: Int

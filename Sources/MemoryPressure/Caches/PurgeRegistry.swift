@@ -68,15 +68,10 @@ public final class PurgeRegistry: Sendable {
         apps.withLock { $0[app]?.stores.compactMap(\.store) ?? [] }
     }
 
-    /// `app`'s footprint: its heap's allocated bytes (refreshing jemalloc's epoch) plus the declared
-    /// cost of its caches whose payloads live elsewhere.
-    public func footprint(of app: AppIdentifier) throws(JemallocError) -> AppFootprint {
-        let heap = apps.withLock { $0[app]?.heap }
-        var heapBytes = 0
-        if let heap {
-            try Jemalloc.advanceEpoch()
-            heapBytes = try heap.statistics().allocated
-        }
+    /// `app`'s footprint: its heap's live bytes (kept as buffers come and go, so current without an
+    /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere.
+    public func footprint(of app: AppIdentifier) -> AppFootprint {
+        let heapBytes = apps.withLock { $0[app]?.heap?.allocatedBytes } ?? 0
         let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0 + $1.totalCost }
         return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
     }
@@ -124,10 +119,13 @@ public final class PurgeRegistry: Sendable {
     }
 
     /// Forgets `app`'s caches and stores and closes its heap, whose arena is destroyed now if no
-    /// buffer in it is alive, or when the last one is freed. Returns whether it was destroyed now.
+    /// buffer in it is alive, or when the last one is freed. Returns the closed heap, so the bytes
+    /// still alive in it can be watched, or nil when the app had none. A later ``heap(for:)`` makes
+    /// the app a new heap.
     @discardableResult
-    public func removeApp(_ app: AppIdentifier) -> Bool {
+    public func removeApp(_ app: AppIdentifier) -> AppHeap? {
         let heap = apps.withLock { $0.removeValue(forKey: app)?.heap }
-        return heap?.close() ?? true
+        heap?.close()
+        return heap
     }
 }

@@ -35,23 +35,52 @@ public actor App {
     nonisolated let notificationRegistry = NotificationRegistry()
     nonisolated let events: LifecycleEvents?
 
-    /// The app's own code.
-    var delegate: any AppDelegate
+    /// Where the app saves its state, and where its launches restore it from.
+    public nonisolated let stateArchive: StateArchive?
+    /// Makes a fresh delegate for each launch, for apps made with `init(identifier:…makeDelegate:)`.
+    nonisolated let makeDelegate: (@Sendable () -> sending any AppDelegate)?
+
+    /// The app's own code; nil between a termination and the next launch of an app that makes a
+    /// fresh delegate for each launch.
+    var delegate: (any AppDelegate)?
 
     /// The root of the app's view-controller tree; released when the app is terminated.
     public var rootViewController: ViewController?
 
-    /// An app that is not running, with `delegate` as its code, reporting to `events` when given.
+    /// An app that is not running, with `delegate` as its code for every launch, reporting to
+    /// `events` and saving its state in `stateArchive` when given.
     public init(
         identifier: AppIdentifier,
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,
-        events: LifecycleEvents? = nil
+        events: LifecycleEvents? = nil,
+        stateArchive: StateArchive? = nil
     ) {
         self.identifier = identifier
         self.configuration = configuration
         self.events = events
+        self.stateArchive = stateArchive
+        self.makeDelegate = nil
         self.delegate = delegate
+        self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
+    }
+
+    /// An app that is not running and makes its code afresh for each launch, as a process would:
+    /// `makeDelegate` runs on the app's run loop before `willFinishLaunching`, and the delegate,
+    /// with everything only it holds, is released when the app is terminated.
+    public init(
+        identifier: AppIdentifier,
+        configuration: AppConfiguration = .default,
+        events: LifecycleEvents? = nil,
+        stateArchive: StateArchive? = nil,
+        makeDelegate: @escaping @Sendable () -> sending any AppDelegate
+    ) {
+        self.identifier = identifier
+        self.configuration = configuration
+        self.events = events
+        self.stateArchive = stateArchive
+        self.makeDelegate = makeDelegate
+        self.delegate = nil
         self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
     }
 
@@ -89,14 +118,19 @@ public actor App {
     /// Launches the app: `willFinishLaunching`, `didFinishLaunching`, then `didBecomeActive` in the
     /// foreground, or, for a background event, `didEnterBackground` and suspension when no
     /// background task is open. From `notRunning` only.
+    ///
+    /// When `options` carries no restored state and the app has a state archive, the state it saved
+    /// last is restored into the options; an archive that cannot be read is reported (a
+    /// `restorationFailed` event and `LaunchOptions.restorationFailure`) and the app launches fresh.
     @discardableResult
     public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(LifecycleError) -> AppState {
-        try await transition(.launch, accepted: [.notRunning]) { record in
+        let options = restoringState(into: options)
+        return try await transition(.launch, accepted: [.notRunning]) { record in
             record.launchOptions = options
             record.terminationReason = nil
             notificationRegistry.open()
             move(&record, to: .inactive)
-            let steps: [LifecycleStep] = [.callback(.willFinishLaunching), .callback(.didFinishLaunching)]
+            let steps: [LifecycleStep] = [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
             if options.reason.launchesInBackground {
                 return steps + enterBackgroundSteps(&record)
             }
@@ -257,6 +291,8 @@ public actor App {
                 suspendIfIdle(generation: generation)
             case .terminate(let reason):
                 terminateNow(reason: reason, generation: generation)
+            case .makeDelegate:
+                if delegate == nil, let makeDelegate { delegate = makeDelegate() }
             }
         }
         completion.resolve(())
@@ -276,13 +312,13 @@ public actor App {
         defer { timer?.cancel() }
         events?.emit(.callback(app: identifier, callback))
         switch callback {
-        case .willFinishLaunching: delegate.willFinishLaunching(self, options: launchOptions)
-        case .didFinishLaunching: delegate.didFinishLaunching(self, options: launchOptions)
-        case .didBecomeActive: delegate.didBecomeActive(self)
-        case .willResignActive: delegate.willResignActive(self)
-        case .didEnterBackground: delegate.didEnterBackground(self)
-        case .willEnterForeground: delegate.willEnterForeground(self)
-        case .willTerminate: delegate.willTerminate(self)
+        case .willFinishLaunching: delegate?.willFinishLaunching(self, options: launchOptions)
+        case .didFinishLaunching: delegate?.didFinishLaunching(self, options: launchOptions)
+        case .didBecomeActive: delegate?.didBecomeActive(self)
+        case .willResignActive: delegate?.willResignActive(self)
+        case .didEnterBackground: delegate?.didEnterBackground(self)
+        case .willEnterForeground: delegate?.willEnterForeground(self)
+        case .willTerminate: delegate?.willTerminate(self)
         case .didReceiveMemoryWarning: preconditionFailure("memory warnings are delivered by receiveMemoryWarning")
         }
     }
@@ -306,8 +342,25 @@ public actor App {
         }
     }
 
+    /// Releases what the terminated app held: its view controllers and, when it makes a delegate
+    /// for each launch, its delegate.
+    private func releaseAfterTermination() {
+        rootViewController = nil
+        if makeDelegate != nil { delegate = nil }
+        events?.emit(.released(app: identifier))
+    }
+
+    /// Returns once everything posted to the app's run loop before this call has run: after a
+    /// termination, once the app has let go of its view controllers and delegate.
+    nonisolated func drained() async {
+        let completion = Completion<Void>()
+        runLoop.perform { completion.resolve(()) }
+        await completion.value
+    }
+
     /// Marks the app terminated: not running, a new generation, timers cancelled, observers and
-    /// queued notifications dropped, view controllers released once the run loop reaches this point.
+    /// queued notifications dropped, view controllers (and a per-launch delegate) released once the
+    /// run loop reaches this point.
     /// Called under the record's lock.
     private nonisolated func end(_ record: inout LifecycleRecord, reason: TerminationReason) {
         let state = record.state
@@ -321,7 +374,7 @@ public actor App {
         }
         record.backgroundTasks = [:]
         notificationRegistry.close()
-        perform { app in app.rootViewController = nil }
         events?.emit(.terminated(app: identifier, reason: reason, state: state))
+        perform { app in app.releaseAfterTermination() }
     }
 }

@@ -25,6 +25,8 @@ public struct LaunchOptions: Hashable, Sendable {
     public var reason: Reason
     /// The state the app archived before it was last terminated, when there is one.
     public var restoredState: [UInt8]?
+    /// Why the archived state could not be restored, when it could not: the app launches fresh.
+    public var restorationFailure: StateArchiveError?
 
     /// Options for a launch for `reason`, handing back `restoredState` when there is one.
     public init(reason: Reason = .user, restoredState: [UInt8]? = nil) {

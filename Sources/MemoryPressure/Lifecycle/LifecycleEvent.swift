@@ -10,11 +10,17 @@ public enum LifecycleEvent: Hashable, Sendable {
     case callback(app: AppIdentifier, LifecycleCallback)
     /// The app was terminated from `state`, for `reason`.
     case terminated(app: AppIdentifier, reason: TerminationReason, state: AppState)
+    /// A terminated app has let go of its view controllers and, when it makes a delegate for each
+    /// launch, of its delegate: the memory only they held is free. Emitted on the app's run loop.
+    case released(app: AppIdentifier)
+    /// The app is launching fresh because the state it saved could not be restored.
+    case restorationFailed(app: AppIdentifier, StateArchiveError)
 
     /// The app the event is about.
     public var app: AppIdentifier {
         switch self {
-        case .stateChanged(let app, _, _), .callback(let app, _), .terminated(let app, _, _): app
+        case .stateChanged(let app, _, _), .callback(let app, _), .terminated(let app, _, _), .released(let app),
+             .restorationFailed(let app, _): app
         }
     }
 }

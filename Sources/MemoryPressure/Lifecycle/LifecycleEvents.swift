@@ -1,37 +1,38 @@
-import Synchronization
-
-/// Broadcasts the lifecycle events of the apps that share it to every subscribed stream.
+/// Broadcasts the lifecycle events of the apps that share it to every observer and stream.
 ///
 /// Give one to each `App` the system hosts; a `MemorySystem` or the stress tool subscribes to check
 /// invariants (valid callback sequences) and to record terminations.
 public final class LifecycleEvents: Sendable {
-    private let subscribers = Mutex<(next: Int, continuations: [Int: AsyncStream<LifecycleEvent>.Continuation])>(
-        (0, [:])
-    )
+    private let broadcaster = EventBroadcaster<LifecycleEvent>()
 
     /// A broadcaster with no subscribers.
     public init() {}
 
+    /// Identifies an observer added with ``addObserver(_:)``.
+    public struct ObserverID: Hashable, Sendable {
+        fileprivate let rawValue: UInt64
+    }
+
     /// The events emitted from now on, until the stream's consumer stops iterating. Events are
     /// buffered without limit, so the consumer must keep up.
     public func stream() -> AsyncStream<LifecycleEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LifecycleEvent.self)
-        let id = subscribers.withLock { state in
-            defer { state.next += 1 }
-            state.continuations[state.next] = continuation
-            return state.next
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.subscribers.withLock { $0.continuations.removeValue(forKey: id) }
-        }
-        return stream
+        broadcaster.makeStream()
+    }
+
+    /// Calls `observer` with every event from now on, synchronously, on the thread that emits it
+    /// and while the app's lifecycle record is locked: the observer sees each app's events in
+    /// order and must return quickly, without calling back into the app.
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (LifecycleEvent) -> Void) -> ObserverID {
+        ObserverID(rawValue: broadcaster.addObserver(observer))
+    }
+
+    /// Stops calling the observer `identifier` names.
+    public func removeObserver(_ identifier: ObserverID) {
+        broadcaster.removeObserver(identifier.rawValue)
     }
 
     func emit(_ event: LifecycleEvent) {
-        subscribers.withLock { state in
-            for continuation in state.continuations.values {
-                continuation.yield(event)
-            }
-        }
+        broadcaster.emit(event)
     }
 }

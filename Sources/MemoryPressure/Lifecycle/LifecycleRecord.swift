@@ -28,6 +28,8 @@ struct LifecycleRecord {
 
 /// Work queued on an app's run loop by a transition, run in order while the app's generation holds.
 enum LifecycleStep: Sendable {
+    /// Make the delegate of this launch, when the app makes one per launch and has none.
+    case makeDelegate
     /// Call a delegate method.
     case callback(LifecycleCallback)
     /// Deliver a notification queued while the app was suspended.

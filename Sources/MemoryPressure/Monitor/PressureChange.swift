@@ -36,7 +36,7 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What a ``PressureMonitor`` publishes: every sample with the level it was judged at, and every
-/// announcement of the level.
+/// announcement of the level. An announcement comes just before the sample it was decided on.
 public enum PressureEvent: Hashable, Sendable {
     /// A sample, and the level announced after it was judged.
     case sample(MemorySample, level: PressureLevel)

@@ -62,7 +62,7 @@ struct SamplingLoop: Sendable {
     }
 
     /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
-    /// it and publishes it with any announcement.
+    /// it and publishes any announcement, then the sample.
     private mutating func takeSample(full: Bool) {
         var sample = sampler.sample(full ? .full : .cheap)
         if full || needsFullSample(after: sample) {
@@ -70,10 +70,10 @@ struct SamplingLoop: Sendable {
             lastFull = (sample.time, sample.footprintBytes)
         }
         let change = tracker.update(with: sample)
-        hub.publish(.sample(sample, level: tracker.level))
         if let change {
             hub.publish(.change(change))
         }
+        hub.publish(.sample(sample, level: tracker.level))
     }
 
     /// Whether the allocator's statistics are due: the refresh interval has passed, or the cheap

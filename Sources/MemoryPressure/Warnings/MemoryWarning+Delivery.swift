@@ -70,7 +70,7 @@ extension App {
         var receipt = WarningDelivery.Receipt()
         guard state.isRunning else { return receipt }
         events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
-        delegate.didReceiveMemoryWarning(self, warning: warning)
+        delegate?.didReceiveMemoryWarning(self, warning: warning)
         receipt.delegates = 1
         rootViewController?.forEachInTree { controller in
             controller.didReceiveMemoryWarning()

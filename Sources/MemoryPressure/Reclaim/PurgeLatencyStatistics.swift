@@ -1,0 +1,35 @@
+/// The purge latencies of the ladder runs that brought the footprint back under target: from the
+/// sample that crossed the warning threshold to the measurement under target.
+public struct PurgeLatencyStatistics: Hashable, Sendable {
+    /// Every latency recorded, in order (the most recent `capacity`).
+    public private(set) var latencies: [Duration] = []
+    /// How many latencies are kept.
+    public static let capacity = 10_000
+
+    /// No latencies yet.
+    public init() {}
+
+    /// Adds one latency, dropping the oldest beyond ``capacity``.
+    public mutating func record(_ latency: Duration) {
+        if latencies.count == Self.capacity { latencies.removeFirst() }
+        latencies.append(latency)
+    }
+
+    /// The number of latencies kept.
+    public var count: Int { latencies.count }
+
+    /// The latency at `fraction` (0 to 1) of the sorted latencies (nearest rank), or nil when none.
+    public func percentile(_ fraction: Double) -> Duration? {
+        guard !latencies.isEmpty else { return nil }
+        let sorted = latencies.sorted()
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up)) - 1
+        return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
+    }
+
+    /// The median.
+    public var p50: Duration? { percentile(0.5) }
+    /// The 99th percentile.
+    public var p99: Duration? { percentile(0.99) }
+    /// The largest.
+    public var max: Duration? { latencies.max() }
+}

@@ -1,0 +1,127 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import SystemPackage
+
+/// A durable store of each app's saved state, so that an app the system terminates loses nothing it
+/// saved: the state is handed back in `LaunchOptions.restoredState` when the app launches again.
+///
+/// Each app has a directory of its own (mode 0700) under the archive's directory, named by its
+/// identifier, holding one file (mode 0600). A save writes a temporary file, `fsync`s it, renames it
+/// over the old one and `fsync`s the directory: after a crash or a failed write, the file holds
+/// either the old state or the new one, never a mixture. The file carries a header with the length
+/// and a checksum of the state, so a damaged file is reported as corrupt instead of being handed
+/// back.
+public final class StateArchive: Sendable {
+    /// The directory holding one directory per app.
+    public let directory: FilePath
+
+    static let fileName: FilePath.Component = "state"
+    static let temporaryFileName: FilePath.Component = "state.tmp"
+
+    /// An archive in `directory`, created (mode 0700, parents included) when missing.
+    public init(directory: FilePath) throws(StateArchiveError) {
+        guard !directory.isEmpty else {
+            throw StateArchiveError(app: nil, problem: .unusableDirectory(reason: "the path is empty"), path: directory)
+        }
+        try Self.makeDirectory(directory, app: nil, creatingParents: true)
+        self.directory = directory
+    }
+
+    /// Saves `bytes` as `app`'s state, replacing what was saved before only once the new state is
+    /// safely on disk.
+    public func save(_ bytes: [UInt8], for app: AppIdentifier) throws(StateArchiveError) {
+        let appDirectory = directory.appending(app.rawValue)
+        try Self.makeDirectory(appDirectory, app: app, creatingParents: false)
+        let temporary = appDirectory.appending(Self.temporaryFileName)
+        let final = appDirectory.appending(Self.fileName)
+        let contents = StateArchiveFormat.encode(bytes)
+
+        func failed(_ operation: String, _ error: any Error, at path: FilePath) -> StateArchiveError {
+            StateArchiveError(app: app, problem: .writeFailed(operation: operation, error as? Errno ?? .ioError), path: path)
+        }
+        do {
+            let file = try FileDescriptor.open(
+                temporary, .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite]
+            )
+            try file.closeAfter {
+                _ = try file.writeAll(contents)
+                try Self.sync(file)
+            }
+        } catch {
+            _ = unlink(temporary.string)
+            throw failed("write", error, at: temporary)
+        }
+        guard rename(temporary.string, final.string) == 0 else {
+            let error = Errno(rawValue: errno)
+            _ = unlink(temporary.string)
+            throw failed("rename", error, at: final)
+        }
+        do {
+            let directoryDescriptor = try FileDescriptor.open(appDirectory, .readOnly, options: [.directory, .closeOnExec])
+            try directoryDescriptor.closeAfter { try Self.sync(directoryDescriptor) }
+        } catch {
+            throw failed("fsync directory", error, at: appDirectory)
+        }
+    }
+
+    /// `app`'s saved state, or nil when it has none. Throws when a state exists but cannot be read
+    /// or is damaged.
+    public func load(for app: AppIdentifier) throws(StateArchiveError) -> [UInt8]? {
+        let path = directory.appending(app.rawValue).appending(Self.fileName)
+        let contents: [UInt8]
+        do {
+            let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
+            contents = try file.closeAfter { try Self.readAll(file) }
+        } catch Errno.noSuchFileOrDirectory {
+            return nil
+        } catch {
+            throw StateArchiveError(app: app, problem: .unreadable(error as? Errno ?? .ioError), path: path)
+        }
+        do throws(StateArchiveFormat.Damage) {
+            return try StateArchiveFormat.decode(contents)
+        } catch {
+            throw StateArchiveError(app: app, problem: .corrupt(reason: error.reason), path: path)
+        }
+    }
+
+    /// Deletes `app`'s saved state, if any.
+    public func remove(for app: AppIdentifier) {
+        _ = unlink(directory.appending(app.rawValue).appending(Self.fileName).string)
+    }
+
+    /// Creates `path` with mode 0700 unless it is already a directory.
+    private static func makeDirectory(_ path: FilePath, app: AppIdentifier?, creatingParents: Bool) throws(StateArchiveError) {
+        var status = stat()
+        if stat(path.string, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFDIR else {
+                throw StateArchiveError(app: app, problem: .unusableDirectory(reason: "it is not a directory"), path: path)
+            }
+            return
+        }
+        let parent = path.removingLastComponent()
+        if creatingParents, parent != path, !parent.isEmpty {
+            try makeDirectory(parent, app: app, creatingParents: true)
+        }
+        guard mkdir(path.string, 0o700) == 0 || errno == EEXIST else {
+            let reason = "mkdir failed: \(Errno(rawValue: errno))"
+            throw StateArchiveError(app: app, problem: .unusableDirectory(reason: reason), path: path)
+        }
+    }
+
+    private static func sync(_ file: FileDescriptor) throws(Errno) {
+        guard fsync(file.rawValue) == 0 else { throw Errno(rawValue: errno) }
+    }
+
+    private static func readAll(_ file: FileDescriptor) throws -> [UInt8] {
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[..<count])
+        }
+    }
+}

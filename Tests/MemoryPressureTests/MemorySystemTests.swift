@@ -1,0 +1,117 @@
+@testable import MemoryPressure
+import MemoryTestSupport
+import Synchronization
+import Testing
+
+/// The system's policy, judged on a footprint the test controls: a fixed base plus the apps' own.
+@Suite(.exclusiveMemoryUse)
+struct MemorySystemTests {
+    /// Reports `base` plus the footprints of the apps registered in `system`.
+    struct HostedFootprintSource: MemorySampleSource {
+        let base: Int
+        let system: SharedBox<MemorySystem?>
+
+        var name: String { "hosted footprint" }
+        var depth: SampleDepth { .cheap }
+
+        func read(into sample: inout MemorySample) throws {
+            guard let system = system.value else { return }
+            sample.residentBytes = base + system.apps.reduce(0) { $0 + system.footprint(of: $1.identifier).totalBytes }
+        }
+    }
+
+    @Test func theActiveAndInactiveAppsAreNeverTerminatedForSystemPressure() async throws {
+        // The base alone is over the budget: nothing the ladder does can reach the target.
+        let journal = AppJournal()
+        let box = SharedBox<MemorySystem?>(nil)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        configuration.monitor.sources = [HostedFootprintSource(base: 128 * mebibyte, system: box)]
+        let system = try MemorySystem(configuration: configuration)
+        box.value = system
+        let longTasks = try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))
+        func register(_ name: String, _ mebibytes: Int) throws -> App {
+            let registry = system.registry
+            return try system.register(.test(name), configuration: longTasks) {
+                BallastDelegate(registry: registry, bytes: mebibytes * mebibyte, journal: journal)
+            }
+        }
+        for (name, size) in [("small", 10), ("large", 30), ("medium", 20)] {
+            let app = try register(name, size)
+            try await app.launch()
+            try await app.enterBackground()
+        }
+        let working = try register("working", 5)
+        try await working.launch()
+        _ = try working.beginBackgroundTask { _ in }
+        try await working.enterBackground()
+        let interrupted = try register("interrupted", 40)
+        try await interrupted.launch()
+        try await interrupted.deactivate()
+        let active = try register("active", 50)
+        try await active.launch()
+
+        let events = system.events()
+        _ = try await system.running {
+            await system.firstEvent(in: events) { event in
+                if case .ladderRun(let run) = event { run.steps.contains { $0.step == .terminateBackground } } else { false }
+            }
+        }
+
+        #expect(system.terminations.map(\.app.rawValue) == ["large", "medium", "small", "working"])
+        #expect(system.terminations.map(\.step) == [.terminateSuspended, .terminateSuspended, .terminateSuspended, .terminateBackground])
+        #expect(active.state == .active)
+        #expect(interrupted.state == .inactive)
+        #expect(system.purgeLatency.count == 0)
+        #expect(system.ladderRuns.allSatisfy { $0.latency == nil && $0.level == .critical })
+    }
+
+    @Test func appsAreRegisteredOnceUnderValidIdentifiers() throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, archive: false))
+        _ = try system.register(.test("once")) { CachingDelegate() }
+        let error = #expect(throws: MemorySystemError.self) {
+            try system.register(.test("once")) { CachingDelegate() }
+        }
+        #expect(error?.description == "an app named once is already registered; expected a unique identifier per app")
+        #expect(system.apps.map(\.identifier) == [.test("once")])
+    }
+
+    @Test(arguments: [0.0, -0.5, 0.8, 0.95])
+    func aTargetMustLieBelowTheWarningThreshold(ratio: Double) throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        configuration.targetRatio = ratio
+        let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
+        #expect(error?.description.contains("expected more than 0 and less than the warning threshold's 0.8") == true)
+    }
+
+    @Test func anUnusableArchiveDirectoryIsAClearError() throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        configuration.stateArchiveDirectory = "/proc/self/statm/states"
+        let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
+        #expect(error?.description.contains("cannot be used") == true)
+    }
+
+    @Test func perAppLimitsMustBePositiveWithTheSoftOneBelowTheHardOne() throws {
+        #expect(throws: AppMemoryLimitsError(limit: "hard", bytes: 0, problem: .notPositive)) {
+            try AppMemoryLimits.Limit(hardBytes: 0)
+        }
+        let error = #expect(throws: AppMemoryLimitsError.self) {
+            try AppMemoryLimits.Limit(softBytes: 64, hardBytes: 64)
+        }
+        #expect(error?.description == "per-app soft limit of 64 bytes is not below the hard limit of 64 bytes; expected soft < hard")
+        #expect(AppMemoryLimits.none.limit(in: .notRunning) == nil)
+        let foregroundOnly = AppMemoryLimits(foreground: try .init(hardBytes: 1))
+        #expect(foregroundOnly.limit(in: .inactive)?.hardBytes == 1)
+        #expect(foregroundOnly.limit(in: .suspended)?.hardBytes == nil)
+    }
+
+    @Test func purgeLatencyPercentilesUseNearestRank() {
+        var statistics = PurgeLatencyStatistics()
+        #expect(statistics.p50 == nil)
+        for milliseconds in 1...100 {
+            statistics.record(.milliseconds(milliseconds))
+        }
+        #expect(statistics.p50 == .milliseconds(50))
+        #expect(statistics.p99 == .milliseconds(99))
+        #expect(statistics.max == .milliseconds(100))
+    }
+}

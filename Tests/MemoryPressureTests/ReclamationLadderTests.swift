@@ -1,0 +1,211 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Jemalloc
+@testable import MemoryPressure
+import MemoryTestSupport
+import Synchronization
+import Testing
+
+/// The reclamation ladder against the real allocator and the process's real footprint.
+@Suite(.serialized, .exclusiveMemoryUse)
+struct ReclamationLadderTests {
+    let journal = AppJournal()
+
+    /// Registers an app of `mebibytes` of ballast.
+    func register(
+        _ name: String, mebibytes: Int, in system: MemorySystem,
+        configuration: AppConfiguration = quickConfiguration, limits: AppMemoryLimits = .none
+    ) throws -> App {
+        let registry = system.registry
+        let journal = journal
+        return try system.register(.test(name), configuration: configuration, limits: limits) {
+            BallastDelegate(registry: registry, bytes: mebibytes * mebibyte, journal: journal)
+        }
+    }
+
+    @Test func suspendedAppsAreTerminatedLargestFirstUntilUnderTargetAndRelaunchRestored() async throws {
+        // Five suspended apps of 40 to 200 MiB and an active one of 100 MiB: 700 MiB above the
+        // baseline. A target 280 MiB below that needs the 200 and 160 MiB apps gone, not more.
+        let baseline = try settledResidentBytes()
+        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 420 * mebibyte))
+        let suspended = try [40, 80, 120, 160, 200].map { try register("suspended-\($0)", mebibytes: $0, in: system) }
+        for app in suspended {
+            try await app.launch()
+            try await app.enterBackground()
+        }
+        let active = try register("active", mebibytes: 100, in: system)
+        try await active.launch()
+        #expect(suspended.allSatisfy { $0.state == .suspended })
+
+        let events = system.events()
+        let run = try await system.running {
+            await system.firstEvent(in: events) { $0.runUnderTarget != nil }?.runUnderTarget
+        }
+
+        let terminations = system.terminations
+        #expect(terminations.map(\.app) == [.test("suspended-200"), .test("suspended-160")])
+        #expect(terminations.allSatisfy { $0.reason == .systemPressure && $0.state == .suspended })
+        #expect(terminations.allSatisfy { $0.step == .terminateSuspended })
+        #expect(terminations.map(\.footprintBytes) == [200 * mebibyte, 160 * mebibyte])
+        #expect(terminations.map(\.returnedBytes) == [200 * mebibyte, 160 * mebibyte])
+        #expect(active.state == .active)
+        #expect(suspended.filter { $0.state == .suspended }.count == 3)
+        let ladderRun = try #require(run)
+        #expect(ladderRun.level == .critical)
+        #expect(try #require(ladderRun.footprintAfterBytes) <= system.targetBytes)
+        #expect(ladderRun.steps.first { $0.step == .terminateSuspended }?.terminated == terminations.map(\.app))
+        #expect(system.purgeLatency.count >= 1)
+
+        for name in ["suspended-200", "suspended-160"] {
+            let app = try #require(system.app(.test(name)))
+            try await app.launch()
+            let restored = journal.restoredStates(of: .test(name))
+            #expect(restored == [nil, SavedProgress(app: name, page: Int(name.dropFirst(10))!)])
+        }
+    }
+
+    @Test func whenNoSuspendedAppIsLeftBackgroundAppsGetWillTerminateLargestFirst() async throws {
+        let baseline = try settledResidentBytes()
+        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 150 * mebibyte))
+        let lifecycle = system.lifecycleEvents.stream()
+        let longTasks = try AppConfiguration(
+            backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
+            backgroundTaskTimeLimit: .seconds(600)
+        )
+        let background = try [60, 120, 180].map {
+            try register("background-\($0)", mebibytes: $0, in: system, configuration: longTasks)
+        }
+        for app in background {
+            try await app.launch()
+            _ = try app.beginBackgroundTask { _ in }
+            try await app.enterBackground()
+        }
+        let active = try register("foreground", mebibytes: 40, in: system)
+        try await active.launch()
+        #expect(background.allSatisfy { $0.state == .background })
+
+        let events = system.events()
+        _ = try await system.running {
+            await system.firstEvent(in: events) { $0.runUnderTarget != nil }
+        }
+
+        let terminations = system.terminations
+        #expect(terminations.map(\.app) == [.test("background-180"), .test("background-120")])
+        #expect(terminations.allSatisfy { $0.state == .background && $0.step == .terminateBackground })
+        #expect(terminations.allSatisfy { $0.reason == .systemPressure })
+        #expect(active.state == .active)
+        #expect(background[0].state == .background)
+        let willTerminate = await lifecycle
+            .compactMap { event -> AppIdentifier? in
+                if case .callback(let app, .willTerminate) = event { return app }
+                return nil
+            }
+            .prefix(2)
+            .reduce(into: []) { $0.append($1) }
+        #expect(willTerminate == [.test("background-180"), .test("background-120")])
+    }
+
+    @Test func theActiveAppIsEndedByItsOwnHardLimitAndWarnedAtItsSoftLimit() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30, archive: false))
+        let limits = AppMemoryLimits(foreground: try .init(softBytes: 32 * mebibyte, hardBytes: 64 * mebibyte))
+        let warned = try register("modest", mebibytes: 48, in: system, limits: limits)
+        let greedy = try register("greedy", mebibytes: 96, in: system, limits: limits)
+        let lifecycle = system.lifecycleEvents.stream()
+        let events = system.events()
+        try await warned.launch()
+        try await greedy.launch()
+
+        let termination = try await system.running {
+            await system.firstEvent(in: events) { if case .termination = $0 { true } else { false } }
+        }
+
+        guard case .termination(let record) = termination else {
+            Issue.record("no termination")
+            return
+        }
+        #expect(record.app == .test("greedy"))
+        #expect(record.reason == .perAppLimit)
+        #expect(record.step == .hardLimit)
+        #expect(record.state == .active)
+        #expect(record.returnedBytes == 96 * mebibyte)
+        #expect(greedy.state == .notRunning)
+        #expect(warned.state == .active)
+        let callbacks = await lifecycle.compactMap { event -> String? in
+            switch event {
+            case .callback(let app, .willTerminate): "\(app) willTerminate"
+            case .callback(let app, .didReceiveMemoryWarning): "\(app) warning"
+            default: nil
+            }
+        }.prefix(2).reduce(into: Set<String>()) { $0.insert($1) }
+        #expect(callbacks == ["greedy willTerminate", "modest warning"])
+    }
+
+    @Test func aGibibyteOfCachesOverTenAppsIsGivenBackAndItsPurgeLatencyReported() async throws {
+        let baseline = try settledResidentBytes()
+        let system = try MemorySystem(configuration: .test(
+            targetBytes: baseline + 512 * mebibyte, thresholds: .standard, archive: false
+        ))
+        let keptInBackground = CacheCategory.custom(name: "kept in background", onEnteringBackground: .keep, onWarning: .empty)
+        var caches: [PurgeableCache<Int, HeapBuffer>] = []
+        for index in 0..<10 {
+            let app = try system.register(.test("cached-\(index)"), configuration: quickConfiguration) { CachingDelegate() }
+            try await app.launch()
+            let cache = try PurgeableCache<Int, HeapBuffer>(
+                name: "tiles", owner: app.identifier, category: keptInBackground, payloadLocation: .appHeap
+            )
+            system.register(cache)
+            let heap = try system.registry.heap(for: app.identifier)
+            for (key, buffer) in try residentBuffers(in: heap, totalBytes: 103 * mebibyte).enumerated() {
+                try cache.setValue(buffer, forKey: key, cost: buffer.byteCount)
+            }
+            caches.append(cache)
+            try await app.enterBackground()
+        }
+        let cachedBytes = caches.reduce(0) { $0 + $1.totalCost }
+        #expect(cachedBytes >= 1 << 30)
+
+        let events = system.events()
+        let run = try await system.running {
+            await system.firstEvent(in: events) { $0.runUnderTarget != nil }?.runUnderTarget
+        }
+
+        let ladderRun = try #require(run)
+        let latency = try #require(ladderRun.latency)
+        #expect(caches.allSatisfy { $0.count == 0 })
+        #expect(try #require(ladderRun.footprintAfterBytes) <= system.targetBytes)
+        #expect(system.terminations.isEmpty)
+        let purged = ladderRun.steps.filter { $0.step == .purge }.reduce(0) { $0 + $1.releasedBytes }
+        #expect(purged == cachedBytes)
+
+        let kernel = try KernelReclaim.timeToReclaim(bytes: cachedBytes)
+        print("""
+            purge latency for \(cachedBytes >> 20) MiB of caches over 10 apps: \(latency) \
+            (steps: \(ladderRun.steps.map { "\($0.step) \($0.duration)" }.joined(separator: ", "))); \
+            kernel madvise(MADV_DONTNEED) of the same bytes: \(kernel); \
+            ratio \(Double(latency / kernel))
+            """)
+    }
+}
+
+/// An app with no code of its own: the test fills its caches.
+struct CachingDelegate: AppDelegate {}
+
+/// The kernel's own reclaim speed, for comparison: the time `madvise(MADV_DONTNEED)` takes to drop
+/// `bytes` of touched anonymous memory.
+enum KernelReclaim {
+    static func timeToReclaim(bytes: Int) throws -> Duration {
+        guard let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapping != MAP_FAILED
+        else { throw KernelReclaimError() }
+        defer { munmap(mapping, bytes) }
+        let pages = mapping.assumingMemoryBound(to: UInt8.self)
+        for offset in stride(from: 0, to: bytes, by: 4096) { pages[offset] = 1 }
+        let clock = ContinuousClock()
+        let start = clock.now
+        guard madvise(mapping, bytes, MADV_DONTNEED) == 0 else { throw KernelReclaimError() }
+        return clock.now - start
+    }
+
+    struct KernelReclaimError: Error {}
+}

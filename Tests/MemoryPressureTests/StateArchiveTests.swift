@@ -1,0 +1,168 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import MemoryPressure
+import SystemPackage
+import Testing
+
+/// A fresh directory under the system's temporary directory.
+func makeTemporaryDirectory(_ name: String) -> FilePath {
+    var template = Array("/tmp/mempressure-\(name)-XXXXXX".utf8CString)
+    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    return FilePath(path)
+}
+
+/// The permission bits of `path`.
+func mode(of path: FilePath) -> mode_t {
+    var status = stat()
+    precondition(stat(path.string, &status) == 0, "stat \(path)")
+    return status.st_mode & 0o7777
+}
+
+struct SavedDocument: Codable, Equatable {
+    var title: String
+    var scrollOffset: Int
+}
+
+@Suite struct StateArchiveTests {
+    let archive: StateArchive
+    let app = AppIdentifier.test("notes")
+
+    init() throws {
+        archive = try StateArchive(directory: makeTemporaryDirectory("archive").appending("nested/states"))
+    }
+
+    @Test func savedStateIsLoadedBackWithPrivateModes() throws {
+        #expect(try archive.load(for: app) == nil)
+        try archive.save([1, 2, 3], for: app)
+        try archive.save([4, 5, 6, 7], for: app)
+        #expect(try archive.load(for: app) == [4, 5, 6, 7])
+        #expect(mode(of: archive.directory) == 0o700)
+        #expect(mode(of: archive.directory.appending(app.rawValue)) == 0o700)
+        #expect(mode(of: archive.directory.appending(app.rawValue).appending("state")) == 0o600)
+        archive.remove(for: app)
+        #expect(try archive.load(for: app) == nil)
+    }
+
+    /// Ways a state file gets damaged.
+    enum Damage: CaseIterable, Sendable {
+        case truncatedHeader, wrongMagic, flippedStateByte, missingTail
+
+        func apply(to bytes: [UInt8]) -> [UInt8] {
+            switch self {
+            case .truncatedHeader: Array(bytes.prefix(10))
+            case .wrongMagic: [0x58] + bytes.dropFirst()
+            case .flippedStateByte: bytes.dropLast() + [bytes.last! ^ 0xFF]
+            case .missingTail: Array(bytes.dropLast(2))
+            }
+        }
+    }
+
+    @Test(arguments: Damage.allCases)
+    func damagedFilesAreReportedAsCorrupt(damage: Damage) throws {
+        try archive.save(Array("the state".utf8), for: app)
+        let file = archive.directory.appending(app.rawValue).appending("state")
+        let contents = try readFile(file)
+        try writeFile(file, damage.apply(to: contents))
+        let error = #expect(throws: StateArchiveError.self, "\(damage)") { try archive.load(for: app) }
+        guard case .corrupt = error?.problem else {
+            Issue.record("expected corrupt, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.description.contains("is corrupt") == true)
+    }
+
+    @Test func aFailedSaveKeepsTheStateSavedBefore() throws {
+        try archive.save([9, 9], for: app)
+        // A directory where the temporary file goes makes the write fail, as a full disk would.
+        let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
+        #expect(mkdir(temporary.string, 0o700) == 0)
+        let error = #expect(throws: StateArchiveError.self) { try archive.save([1], for: app) }
+        guard case .writeFailed = error?.problem else {
+            Issue.record("expected writeFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(error?.description.contains("the state saved before is kept") == true)
+        #expect(try archive.load(for: app) == [9, 9])
+    }
+
+    @Test func unusableDirectoriesAreClearErrors() throws {
+        let file = makeTemporaryDirectory("file").appending("plain")
+        try writeFile(file, [1])
+        for path in [FilePath(""), file, file.appending("below")] {
+            let error = #expect(throws: StateArchiveError.self, "\(path)") { try StateArchive(directory: path) }
+            guard case .unusableDirectory = error?.problem else {
+                Issue.record("expected unusableDirectory for \(path), got \(String(describing: error))")
+                continue
+            }
+            #expect(error?.description.contains("expected a writable directory") == true)
+        }
+    }
+
+    @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
+        let options = SharedBox<[LaunchOptions]>([])
+        let events = LifecycleEvents()
+        let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
+            LaunchRecorder(options: options)
+        }
+        try await app.launch()
+        try app.saveState(SavedDocument(title: "groceries", scrollOffset: 240))
+        try await app.terminate(reason: .systemPressure)
+        try await app.launch()
+        let restored = try options.value.last?.restoredState(as: SavedDocument.self)
+        #expect(restored == SavedDocument(title: "groceries", scrollOffset: 240))
+        #expect(options.value.first?.restoredState == nil)
+    }
+
+    @Test func aCorruptArchiveLaunchesTheAppFreshAndSaysWhy() async throws {
+        try archive.save(Array("state".utf8), for: app)
+        try writeFile(archive.directory.appending(app.rawValue).appending("state"), Array("garbage".utf8))
+        let options = SharedBox<[LaunchOptions]>([])
+        let events = LifecycleEvents()
+        let stream = events.stream()
+        let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
+            LaunchRecorder(options: options)
+        }
+        #expect(try await app.launch() == .active)
+        #expect(options.value.first?.restoredState == nil)
+        guard case .corrupt = options.value.first?.restorationFailure?.problem else {
+            Issue.record("expected a corrupt archive in the launch options")
+            return
+        }
+        let failure = await stream.first { if case .restorationFailed = $0 { true } else { false } }
+        #expect(failure?.app == self.app)
+    }
+
+    @Test func savingWithoutAnArchiveSaysSo() throws {
+        let app = try makeApp("no-archive")
+        let error = #expect(throws: StateArchiveError.self) { try app.saveState(1) }
+        #expect(error?.problem == .noArchive)
+    }
+}
+
+/// Records the options of each launch.
+final class LaunchRecorder: AppDelegate {
+    let options: SharedBox<[LaunchOptions]>
+
+    init(options: SharedBox<[LaunchOptions]>) {
+        self.options = options
+    }
+
+    func willFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        self.options.update { $0.append(options) }
+    }
+}
+
+func readFile(_ path: FilePath) throws -> [UInt8] {
+    let descriptor = try FileDescriptor.open(path, .readOnly)
+    return try descriptor.closeAfter {
+        var bytes = [UInt8](repeating: 0, count: 1 << 16)
+        let count = try bytes.withUnsafeMutableBytes { try descriptor.read(into: $0) }
+        return Array(bytes.prefix(count))
+    }
+}
+
+func writeFile(_ path: FilePath, _ bytes: [UInt8]) throws {
+    let descriptor = try FileDescriptor.open(path, .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite])
+    try descriptor.closeAfter { _ = try descriptor.writeAll(bytes) }
+}
