@@ -94,7 +94,8 @@ public final class MemorySystem: Sendable {
         registry.footprint(of: identifier)
     }
 
-    /// Registers `cache` with the registry, to be purged with its owner.
+    /// Registers `cache` with the registry, to be purged with its owner. A cache whose owner is not
+    /// a registered app (a service's own cache) is purged per its category at every raised level.
     public func register(_ cache: any Purgeable) {
         registry.register(cache)
     }

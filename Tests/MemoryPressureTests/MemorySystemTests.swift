@@ -115,3 +115,32 @@ struct MemorySystemTests {
         #expect(statistics.max == .milliseconds(100))
     }
 }
+
+/// A service with no apps: its own caches are purged when pressure rises.
+@Suite(.exclusiveMemoryUse)
+struct ServiceCacheTests {
+    @Test func aServicesOwnCachesArePurgedAtTheWarningLevel() async throws {
+        let source = ScriptedSource(residentBytes: 0)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        configuration.monitor.sources = [source]
+        let system = try MemorySystem(configuration: configuration)
+        let cache = try PurgeableCache<String, [UInt8]>(name: "responses", owner: .test("service"), category: .rebuildableObjects)
+        system.register(cache)
+        for key in 0..<100 {
+            try cache.setValue([UInt8](repeating: 1, count: 16), forKey: "\(key)", cost: 1 << 20)
+        }
+        let events = system.events()
+        let purge = try await system.running {
+            source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
+            return await system.firstEvent(in: events) { event in
+                if case .purge(let report, .purge) = event { report.releasedBytes > 0 } else { false }
+            }
+        }
+        guard case .purge(let report, _) = purge else {
+            Issue.record("no purge")
+            return
+        }
+        #expect(report.releasedBytes == 100 << 20)
+        #expect(cache.count == 0)
+    }
+}

@@ -95,15 +95,18 @@ struct ReclamationLadder {
         system.emit(.ladderRun(run))
     }
 
-    /// Purges the caches and stores of suspended and background apps (every app's at critical) and
-    /// returns freed pages to the operating system.
+    /// Purges the caches and stores of suspended and background apps (every app's at critical), and
+    /// those of owners that are not hosted apps (a service's own caches), and returns freed pages
+    /// to the operating system.
     private func purge(for level: PressureLevel, into run: inout LadderRun) {
         let clock = ContinuousClock()
         let start = clock.now
         let states: Set<AppState> = level == .critical
             ? [.active, .inactive, .background, .suspended]
             : [.background, .suspended]
-        let targets = system.apps.filter { states.contains($0.state) }.map(\.identifier)
+        let apps = system.apps
+        let unhosted = system.registry.registeredApps.subtracting(apps.map(\.identifier))
+        let targets = apps.filter { states.contains($0.state) }.map(\.identifier) + unhosted
         var report = system.registry.purge(level == .critical ? .critical : .warning, apps: targets)
         do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
         run.steps.append(.init(step: .purge, duration: clock.now - start, releasedBytes: report.releasedBytes, terminated: []))
