@@ -10,6 +10,9 @@ extension MemorySystem {
         /// below the warning threshold. Nil: the warning level's recovery threshold (70% of the
         /// budget with the standard thresholds).
         public var targetRatio: Double?
+        /// How long the ladder waits for the apps to finish with a memory warning before it goes
+        /// on: an app whose run loop is blocked cannot hold reclamation up. Default 2 s.
+        public var warningTimeout: Duration = .seconds(2)
         /// Where apps save their state, or nil for no state archive.
         public var stateArchiveDirectory: FilePath?
         /// Where the system logs level changes, purges and terminations.

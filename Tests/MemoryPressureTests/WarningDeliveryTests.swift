@@ -1,4 +1,5 @@
-import MemoryPressure
+import Dispatch
+@testable import MemoryPressure
 import Synchronization
 import Testing
 
@@ -154,5 +155,30 @@ struct WarningDeliveryTests {
         _ = await warning.deliver(to: [app]) { _ in 0 }
         #expect(received.value == warning)
         #expect(store.byteCount == 0)
+    }
+
+    @Test func anAppBlockedInItsWarningDoesNotHoldTheDeliveryPastItsTimeout() async throws {
+        let release = Completion<Void>()
+        let counts = SharedBox<[String: Int]>([:])
+        let blocked = try makeApp("blocked") { delegate in
+            delegate.onMemoryWarning = { _, _ in
+                // Blocks the run loop until the test lets go, as a stuck observer would.
+                let semaphore = DispatchSemaphore(value: 0)
+                Task.detached { await release.value; semaphore.signal() }
+                semaphore.wait()
+            }
+        }
+        let responsive = try Self.makeWarnedApp("responsive", controllers: 2, observers: 3, counts: counts)
+        try await blocked.launch()
+        try await responsive.launch()
+
+        let delivery = await MemoryWarning(level: .warning).deliver(to: [blocked, responsive], timeout: .milliseconds(200)) { _ in 0 }
+        release.resolve(())
+
+        #expect(delivery.appsTimedOut == [blocked.identifier])
+        #expect(delivery.appsReached == 1)
+        #expect(delivery.viewControllersReached == 2)
+        #expect(delivery.observersReached == 3)
+        #expect(counts.value["responsive/delegate"] == 1)
     }
 }

@@ -15,7 +15,7 @@ struct AppLimitEnforcer {
             } else if let soft = limit.softBytes, footprint > soft {
                 guard warned.insert(app.identifier).inserted else { continue }
                 let warning = MemoryWarning(level: max(level, .warning), sample: sample)
-                let delivery = await warning.deliver(to: [app]) { _ in footprint }
+                let delivery = await warning.deliver(to: [app], timeout: system.configuration.warningTimeout) { _ in footprint }
                 system.emit(.warning(delivery, step: .softLimit))
             } else {
                 warned.remove(app.identifier)

@@ -120,7 +120,8 @@ struct ReclamationLadder {
 
     /// Delivers a memory warning to every running app and waits for them to finish with it.
     private func deliverWarnings(_ level: PressureLevel, sample: MemorySample, into run: inout LadderRun) async {
-        let delivery = await MemoryWarning(level: level, sample: sample).deliver(to: system.apps) {
+        let warning = MemoryWarning(level: level, sample: sample)
+        let delivery = await warning.deliver(to: system.apps, timeout: system.configuration.warningTimeout) {
             system.footprint(of: $0.identifier).totalBytes
         }
         run.steps.append(.init(step: .warning, duration: delivery.duration, releasedBytes: 0, terminated: []))

@@ -6,18 +6,29 @@ extension MemoryWarning {
     ///
     /// The warning is posted to the apps least important first (background, then inactive, then
     /// active) and, among equals, largest `footprint` first; apps then run their part concurrently,
-    /// each on its own run loop. Returns when every app has finished its part.
-    public func deliver(to apps: [App], footprint: (App) -> Int) async -> WarningDelivery {
+    /// each on its own run loop. Returns when every app has finished its part, or, with a `timeout`,
+    /// once it has passed: apps still busy then (a callback that blocks their run loop) are listed
+    /// in `WarningDelivery.appsTimedOut` and finish their part later, uncounted.
+    public func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
         let clock = ContinuousClock()
         let start = clock.now
         let ordered = Self.deliveryOrder(of: apps, footprint: footprint)
-        let pending = ordered.map { $0.receiveMemoryWarning(self) }
+        let pending = ordered.map { ($0.identifier, $0.receiveMemoryWarning(self)) }
         var delivery = WarningDelivery(
             warning: self, order: ordered.map(\.identifier), appsReached: 0,
-            delegatesReached: 0, viewControllersReached: 0, observersReached: 0, duration: .zero
+            delegatesReached: 0, viewControllersReached: 0, observersReached: 0, appsTimedOut: [], duration: .zero
         )
-        for completion in pending {
-            let receipt = await completion.value
+        for (app, completion) in pending {
+            let receipt: WarningDelivery.Receipt
+            if let timeout {
+                guard let received = await completion.value(timeout: start + timeout - clock.now) else {
+                    delivery.appsTimedOut.append(app)
+                    continue
+                }
+                receipt = received
+            } else {
+                receipt = await completion.value
+            }
             delivery.appsReached += receipt.delegates
             delivery.delegatesReached += receipt.delegates
             delivery.viewControllersReached += receipt.viewControllers

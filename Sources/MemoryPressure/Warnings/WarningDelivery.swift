@@ -13,6 +13,8 @@ public struct WarningDelivery: Hashable, Sendable {
     public var viewControllersReached: Int
     /// The observers called.
     public var observersReached: Int
+    /// The apps that had not finished their part when the delivery's timeout passed.
+    public var appsTimedOut: [AppIdentifier]
     /// From the first post until the last app finished.
     public var duration: Duration
 
