@@ -70,6 +70,12 @@ final class RecordingDelegate: AppDelegate {
 /// A backing store of pretend bytes.
 final class FakeStore: ReleasableStore {
     private let bytes: Mutex<Int>
+    private let visible = Atomic(false)
+
+    var isVisible: Bool {
+        get { visible.load(ordering: .relaxed) }
+        set { visible.store(newValue, ordering: .relaxed) }
+    }
 
     init(byteCount: Int) {
         bytes = Mutex(byteCount)

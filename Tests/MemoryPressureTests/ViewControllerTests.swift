@@ -62,6 +62,19 @@ struct ViewControllerTests {
         #expect(!unloaded.isViewLoaded)
     }
 
+    @Test func aControllersVisibilityIsMarkedOnItsViewTreesStoresForTheSystemsPurges() {
+        let controller = StoreController(byteCount: 4096)
+        controller.isVisible = true
+        let subview = View(backingStore: FakeStore(byteCount: 16))
+        controller.view.addSubview(subview)
+        #expect(controller.store.isVisible)
+        controller.isVisible = false
+        #expect(!controller.store.isVisible)
+        #expect(subview.backingStore?.isVisible == false)
+        controller.isVisible = true
+        #expect(subview.backingStore?.isVisible == true)
+    }
+
     @Test func releasingBackingStoresReportsTheBytesReleased() {
         let root = View(backingStore: FakeStore(byteCount: 100))
         root.addSubview(View(backingStore: FakeStore(byteCount: 20)))

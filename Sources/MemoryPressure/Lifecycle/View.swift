@@ -16,6 +16,12 @@ open class View {
         subviews.append(view)
     }
 
+    /// Marks the backing stores of this view and every view inside it visible or not.
+    public func markBackingStores(visible: Bool) {
+        backingStore?.isVisible = visible
+        for view in subviews { view.markBackingStores(visible: visible) }
+    }
+
     /// Releases the backing stores of this view and every view inside it; returns the bytes released.
     @discardableResult
     public func releaseBackingStores() -> Int {

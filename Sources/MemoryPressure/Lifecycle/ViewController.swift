@@ -9,7 +9,11 @@ open class ViewController {
     /// The controller containing this one.
     public private(set) weak var parent: ViewController?
     /// Whether the view is on screen; the default memory-warning response spares visible views.
-    public var isVisible = false
+    /// Setting it marks the backing stores of the loaded view tree visible or not, so that the
+    /// system's purges spare them too.
+    public var isVisible = false {
+        didSet { loadedView?.markBackingStores(visible: isVisible) }
+    }
 
     private var loadedView: View?
 
@@ -22,6 +26,7 @@ open class ViewController {
             return loadedView
         }
         let view = loadView()
+        view.markBackingStores(visible: isVisible)
         loadedView = view
         viewDidLoad()
         return view
