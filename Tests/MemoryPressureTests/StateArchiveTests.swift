@@ -86,6 +86,18 @@ struct SavedDocument: Codable, Equatable {
         #expect(try archive.load(for: app) == [9, 9])
     }
 
+    @Test func aFullDiskFailsTheSaveWithItsErrnoAndKeepsTheStateSavedBefore() throws {
+        try archive.save([7], for: app)
+        // The temporary file leads to /dev/full, where every write fails with ENOSPC.
+        let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
+        #expect(symlink("/dev/full", temporary.string) == 0)
+        let error = #expect(throws: StateArchiveError.self) { try archive.save([1, 2, 3], for: app) }
+        #expect(error?.problem == .writeFailed(operation: "write", .noSpace))
+        #expect(try archive.load(for: app) == [7])
+        try archive.save([8], for: app)
+        #expect(try archive.load(for: app) == [8])
+    }
+
     @Test func unusableDirectoriesAreClearErrors() throws {
         let file = makeTemporaryDirectory("file").appending("plain")
         try writeFile(file, [1])
