@@ -141,7 +141,7 @@ struct ReclamationLadder {
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        while footprint.isAbove(target), let victim = largestApp(in: state, excluding: terminated) {
+        while !Task.isCancelled, footprint.isAbove(target), let victim = largestApp(in: state, excluding: terminated) {
             if let record = await system.terminate(victim, reason: .systemPressure, step: step) {
                 returned += record.returnedBytes
             }
