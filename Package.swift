@@ -45,8 +45,10 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Linked into the tests only: the settings a sanitizer run needs (empty without a sanitizer).
+        .target(name: "SanitizerSupport", path: "Tests/SanitizerSupport"),
         // Shared by the test targets: serialises the tests that move or measure process-wide memory.
-        .target(name: "MemoryTestSupport", path: "Tests/MemoryTestSupport"),
+        .target(name: "MemoryTestSupport", dependencies: ["SanitizerSupport"], path: "Tests/MemoryTestSupport"),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",
