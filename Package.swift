@@ -49,7 +49,15 @@ let package = Package(
         // Linked into the tests only: the settings a sanitizer run needs (empty without a sanitizer).
         .target(name: "SanitizerSupport", path: "Tests/SanitizerSupport"),
         // Shared by the test targets: serialises the tests that move or measure process-wide memory.
-        .target(name: "MemoryTestSupport", dependencies: ["SanitizerSupport"], path: "Tests/MemoryTestSupport"),
+        .target(
+            name: "MemoryTestSupport",
+            dependencies: [
+                "SanitizerSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/MemoryTestSupport"
+        ),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",

@@ -18,21 +18,38 @@ final class AppLog: Sendable {
     }
 }
 
-/// A delegate that records each callback, and on launch observes every notification.
-final class ModelDelegate: AppDelegate {
+/// A delegate that records each callback, and on launch observes every notification; faults can be
+/// injected into `didEnterBackground` and `willTerminate`.
+final class LoggingDelegate: AppDelegate {
     let log: AppLog
+    let onDidEnterBackground: @Sendable (isolated App) -> Void
+    let onWillTerminate: @Sendable (isolated App) -> Void
 
-    init(log: AppLog) {
+    init(
+        log: AppLog,
+        onDidEnterBackground: @escaping @Sendable (isolated App) -> Void = { _ in },
+        onWillTerminate: @escaping @Sendable (isolated App) -> Void = { _ in }
+    ) {
         self.log = log
+        self.onDidEnterBackground = onDidEnterBackground
+        self.onWillTerminate = onWillTerminate
     }
 
     func willFinishLaunching(_ app: isolated App, options: LaunchOptions) { log.append("willFinishLaunching") }
     func didBecomeActive(_ app: isolated App) { log.append("didBecomeActive") }
     func willResignActive(_ app: isolated App) { log.append("willResignActive") }
-    func didEnterBackground(_ app: isolated App) { log.append("didEnterBackground") }
     func willEnterForeground(_ app: isolated App) { log.append("willEnterForeground") }
-    func willTerminate(_ app: isolated App) { log.append("willTerminate") }
     func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) { log.append("didReceiveMemoryWarning") }
+
+    func didEnterBackground(_ app: isolated App) {
+        log.append("didEnterBackground")
+        onDidEnterBackground(app)
+    }
+
+    func willTerminate(_ app: isolated App) {
+        log.append("willTerminate")
+        onWillTerminate(app)
+    }
 
     func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
         log.append("didFinishLaunching")
@@ -70,10 +87,10 @@ final class LifecycleHarness {
         events = lifecycleEvents.stream().makeAsyncIterator()
         logs = identifiers.map { _ in AppLog() }
         apps = zip(identifiers, logs).map { identifier, log in
-            App(identifier: identifier, delegate: ModelDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents)
+            App(identifier: identifier, delegate: LoggingDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents)
         }
         tasks = identifiers.map { _ in [:] }
-        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: ModelDelegate(log: AppLog()), events: lifecycleEvents)
+        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: LoggingDelegate(log: AppLog()), events: lifecycleEvents)
         try await sentinel.launch()
         _ = await collectUntilSentinel()
     }
