@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryTestSupport
 import Testing
 
 /// Seeded random sequences of launches (foreground and background), interruptions, backgrounding,
@@ -6,7 +7,10 @@ import Testing
 /// warnings, applied to real apps and to `LifecycleModel`. After every step each app's state, the
 /// lifecycle events it emitted, what its delegate and observer saw, and the step's error or task
 /// must match. A failure names the seed and the shortest failing prefix that replays.
-@Suite(.timeLimit(.minutes(5)))
+///
+/// A run allocates and frees steadily for seconds, which moves the process's resident bytes: it
+/// runs alone among the tests that measure them.
+@Suite(.timeLimit(.minutes(5)), .exclusiveMemoryUse)
 struct LifecycleModelTests {
     static let seeds: [UInt64] = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
     static let stepsPerSeed = 10_000
