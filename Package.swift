@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // jemalloc itself, through pkg-config. Linking it makes jemalloc the process's malloc.
@@ -45,8 +46,18 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Linked into the tests only: the settings a sanitizer run needs (empty without a sanitizer).
+        .target(name: "SanitizerSupport", path: "Tests/SanitizerSupport"),
         // Shared by the test targets: serialises the tests that move or measure process-wide memory.
-        .target(name: "MemoryTestSupport", path: "Tests/MemoryTestSupport"),
+        .target(
+            name: "MemoryTestSupport",
+            dependencies: [
+                "SanitizerSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Tests/MemoryTestSupport"
+        ),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",
@@ -55,6 +66,18 @@ let package = Package(
                 "Jemalloc",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Model-based lifecycle tests, fault injection and bad input thrown at every parser.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: [
+                "MemoryPressure",
+                "Jemalloc",
+                "MemoryTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -16,6 +16,7 @@ struct AppIdentifierTests {
         ("a/b", "path separator"),
         ("../etc", "path separator"),
         ("a\\b", "path separator"),
+        ("a/\u{301}b", "path separator"),
         ("tab\there", "control character"),
         ("nul\u{0}", "control character"),
         ("line\nbreak", "control character"),

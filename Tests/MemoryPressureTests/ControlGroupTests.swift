@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryTestSupport
 import SystemPackage
 import Testing
 
@@ -81,34 +82,5 @@ struct ControlGroupTests {
     @Test(arguments: ["", "-1", "1.5", "MAX", "12 "])
     func rejectsMalformedLimits(_ text: String) {
         #expect(CgroupLimit(parsing: Substring(text)) == nil)
-    }
-}
-
-/// A directory under /tmp that is removed when the value goes away.
-final class TemporaryDirectory {
-    let path: FilePath
-
-    init() throws {
-        var template = Array("/tmp/mempressure-test-XXXXXX".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw Errno(rawValue: errno)
-        }
-        path = FilePath(String(cString: created))
-    }
-
-    func write(_ name: String, _ contents: String) throws {
-        let file = try FileDescriptor.open(path.appending(name), .writeOnly, options: [.create, .truncate], permissions: .ownerReadWrite)
-        _ = try file.closeAfter { try file.writeAll(contents.utf8) }
-    }
-
-    deinit {
-        if let entries = opendir(path.string) {
-            while let entry = readdir(entries) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != "." && name != ".." { unlink(path.appending(name).string) }
-            }
-            closedir(entries)
-        }
-        rmdir(path.string)
     }
 }

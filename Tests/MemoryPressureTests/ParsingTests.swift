@@ -5,7 +5,7 @@ struct ByteCountParsingTests {
     @Test(arguments: [
         ("512MiB", 512 << 20), ("2GiB", 2 << 30), ("1.5G", 3 << 29), ("800000000", 800_000_000),
         ("64k", 64 << 10), ("4 KiB", 4096), ("1MB", 1_000_000), ("2gb", 2_000_000_000), ("17B", 17),
-        ("  3T ", 3 << 40), ("0.5KiB", 512), ("-1GiB", -(1 << 30)),
+        ("  3T ", 3 << 40), ("0.5KiB", 512), ("-1GiB", -(1 << 30)), ("0.1284MB", 128_400),
     ])
     func parsesSizes(_ text: String, _ bytes: Int) throws {
         #expect(try ByteCount(parsing: text).bytes == bytes)

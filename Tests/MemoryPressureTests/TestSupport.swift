@@ -1,37 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Logging
 @testable import MemoryPressure
 import Synchronization
-
-/// A log handler that keeps the messages, to count them.
-struct RecordingLogHandler: LogHandler {
-    final class Messages: Sendable {
-        private let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-    }
-
-    let messages: Messages
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        messages.append(event.message.description)
-    }
-
-    /// A logger whose messages end up in the returned list.
-    static func logger() -> (Logger, Messages) {
-        let messages = Messages()
-        return (Logger(label: "test") { _ in RecordingLogHandler(messages: messages) }, messages)
-    }
-}
 
 /// A source whose figures the test sets: the footprint and the stall it reports next.
 final class ScriptedSource: MemorySampleSource {

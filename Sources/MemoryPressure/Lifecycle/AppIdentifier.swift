@@ -19,7 +19,9 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
         if rawValue == "." || rawValue == ".." {
             throw AppIdentifierError(identifier: rawValue, problem: .relativePath)
         }
-        if rawValue.contains(where: { $0 == "/" || $0 == "\\" }) {
+        // Scalars, not Characters: a separator followed by a combining mark is one Character
+        // ("/\u{301}") that is not "/", yet still puts a "/" in the path.
+        if rawValue.unicodeScalars.contains(where: { $0 == "/" || $0 == "\\" }) {
             throw AppIdentifierError(identifier: rawValue, problem: .pathSeparator)
         }
         if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {

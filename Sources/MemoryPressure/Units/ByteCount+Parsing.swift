@@ -7,7 +7,7 @@ extension ByteCount {
     ///
     /// `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024 (as in systemd and the
     /// cgroup tools); `KB`, `MB`, `GB`, `TB` are powers of 1000. Units are case-insensitive and may be
-    /// separated from the number by a space. A fraction is rounded down to whole bytes. A leading
+    /// separated from the number by a space. A fraction is rounded down to whole bytes, exactly. A leading
     /// `-` is accepted so that callers can reject negative sizes with their own message.
     public init(parsing text: String) throws(UnitParseError) {
         let failure = UnitParseError(quantity: "size", text: text, expected: Self.parsingForm)
@@ -45,10 +45,13 @@ extension ByteCount {
         let (scaled, overflow) = wholeValue.multipliedReportingOverflow(by: scale)
         guard !overflow else { return nil }
         guard parts.count == 2 else { return scaled }
-        guard !parts[1].isEmpty, parts[1].allSatisfy(\.isNumber), let fraction = Double("0." + parts[1]) else {
-            return nil
+        guard !parts[1].isEmpty, parts[1].allSatisfy(\.isNumber) else { return nil }
+        // floor(0.d1d2…dn × scale), exactly: from the last digit, carry floor((d × scale + carry) / 10).
+        // Each carry stays below `scale`, and nested floors of tenths equal the floor of the whole.
+        let fractionBytes = parts[1].reversed().reduce(0) { carry, digit in
+            ((digit.wholeNumberValue ?? 0) * scale + carry) / 10
         }
-        let (total, overflowSum) = scaled.addingReportingOverflow(Int(fraction * Double(scale)))
+        let (total, overflowSum) = scaled.addingReportingOverflow(fractionBytes)
         return overflowSum ? nil : total
     }
 }

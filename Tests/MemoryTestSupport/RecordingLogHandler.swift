@@ -1,0 +1,31 @@
+import Logging
+import Synchronization
+
+/// A log handler that keeps the messages, to count them.
+public struct RecordingLogHandler: LogHandler {
+    /// The messages logged, in order.
+    public final class Messages: Sendable {
+        private let lines = Mutex<[String]>([])
+        public var all: [String] { lines.withLock { $0 } }
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    let messages: Messages
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .trace
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        messages.append(event.message.description)
+    }
+
+    /// A logger whose messages end up in the returned list.
+    public static func logger() -> (Logger, Messages) {
+        let messages = Messages()
+        return (Logger(label: "test") { _ in RecordingLogHandler(messages: messages) }, messages)
+    }
+}
