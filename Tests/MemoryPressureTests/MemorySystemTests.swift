@@ -24,7 +24,7 @@ struct MemorySystemTests {
         // The base alone is over the budget: nothing the ladder does can reach the target.
         let journal = AppJournal()
         let box = SharedBox<MemorySystem?>(nil)
-        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [HostedFootprintSource(base: 128 * mebibyte, system: box)]
         let system = try MemorySystem(configuration: configuration)
         box.value = system
@@ -66,7 +66,7 @@ struct MemorySystemTests {
     }
 
     @Test func appsAreRegisteredOnceUnderValidIdentifiers() throws {
-        let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, archive: false))
+        let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte))
         _ = try system.register(.test("once")) { CachingDelegate() }
         let error = #expect(throws: MemorySystemError.self) {
             try system.register(.test("once")) { CachingDelegate() }
@@ -77,14 +77,14 @@ struct MemorySystemTests {
 
     @Test(arguments: [0.0, -0.5, 0.8, 0.95])
     func aTargetMustLieBelowTheWarningThreshold(ratio: Double) throws {
-        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.targetRatio = ratio
         let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
         #expect(error?.description.contains("expected more than 0 and less than the warning threshold's 0.8") == true)
     }
 
     @Test func anUnusableArchiveDirectoryIsAClearError() throws {
-        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.stateArchiveDirectory = "/proc/self/statm/states"
         let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
         #expect(error?.description.contains("cannot be used") == true)
@@ -121,7 +121,7 @@ struct MemorySystemTests {
 struct ServiceCacheTests {
     @Test func aServicesOwnCachesArePurgedAtTheWarningLevel() async throws {
         let source = ScriptedSource(residentBytes: 0)
-        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, archive: false)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)
         let cache = try PurgeableCache<String, [UInt8]>(name: "responses", owner: .test("service"), category: .rebuildableObjects)

@@ -28,7 +28,8 @@ struct ReclamationLadderTests {
         // Five suspended apps of 40 to 200 MiB and an active one of 100 MiB: 700 MiB above the
         // baseline. A target 280 MiB below that needs the 200 and 160 MiB apps gone, not more.
         let baseline = try settledResidentBytes()
-        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 420 * mebibyte))
+        let archive = try TemporaryDirectory()
+        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 420 * mebibyte, archiveIn: archive))
         let suspended = try [40, 80, 120, 160, 200].map { try register("suspended-\($0)", mebibytes: $0, in: system) }
         for app in suspended {
             try await app.launch()
@@ -63,11 +64,13 @@ struct ReclamationLadderTests {
             let restored = journal.restoredStates(of: .test(name))
             #expect(restored == [nil, SavedProgress(app: name, page: Int(name.dropFirst(10))!)])
         }
+        withExtendedLifetime(archive) {}
     }
 
     @Test func whenNoSuspendedAppIsLeftBackgroundAppsGetWillTerminateLargestFirst() async throws {
         let baseline = try settledResidentBytes()
-        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 150 * mebibyte))
+        let archive = try TemporaryDirectory()
+        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 150 * mebibyte, archiveIn: archive))
         let lifecycle = system.lifecycleEvents.stream()
         let longTasks = try AppConfiguration(
             backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
@@ -104,10 +107,11 @@ struct ReclamationLadderTests {
             .prefix(2)
             .reduce(into: []) { $0.append($1) }
         #expect(willTerminate == [.test("background-180"), .test("background-120")])
+        withExtendedLifetime(archive) {}
     }
 
     @Test func theActiveAppIsEndedByItsOwnHardLimitAndWarnedAtItsSoftLimit() async throws {
-        let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30, archive: false))
+        let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30))
         let limits = AppMemoryLimits(foreground: try .init(softBytes: 32 * mebibyte, hardBytes: 64 * mebibyte))
         let warned = try register("modest", mebibytes: 48, in: system, limits: limits)
         let greedy = try register("greedy", mebibytes: 96, in: system, limits: limits)
@@ -144,7 +148,7 @@ struct ReclamationLadderTests {
     @Test func aGibibyteOfCachesOverTenAppsIsGivenBackAndItsPurgeLatencyReported() async throws {
         let baseline = try settledResidentBytes()
         let system = try MemorySystem(configuration: .test(
-            targetBytes: baseline + 512 * mebibyte, thresholds: .standard, archive: false
+            targetBytes: baseline + 512 * mebibyte, thresholds: .standard
         ))
         let keptInBackground = CacheCategory.custom(name: "kept in background", onEnteringBackground: .keep, onWarning: .empty)
         var caches: [PurgeableCache<Int, HeapBuffer>] = []

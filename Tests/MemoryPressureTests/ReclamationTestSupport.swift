@@ -1,5 +1,6 @@
 import Jemalloc
 @testable import MemoryPressure
+import MemoryTestSupport
 import Synchronization
 import Testing
 
@@ -83,14 +84,17 @@ let tightThresholds = try! MemoryBudget.Thresholds(
 
 extension MemorySystem.Configuration {
     /// A configuration for tests: the real process footprint judged against a budget whose target
-    /// is `targetBytes`, sampled every 20 ms, with no settle time or stall input.
-    static func test(targetBytes: Int, thresholds: MemoryBudget.Thresholds = tightThresholds, archive: Bool = true) throws -> Self {
+    /// is `targetBytes`, sampled every 20 ms, with no settle time or stall input; apps save their
+    /// state in `archive` when given.
+    static func test(
+        targetBytes: Int, thresholds: MemoryBudget.Thresholds = tightThresholds, archiveIn archive: TemporaryDirectory? = nil
+    ) throws -> Self {
         let budget = try MemoryBudget(
             totalBytes: Int(Double(targetBytes) / thresholds.ratios.warningRecovery), thresholds: thresholds
         )
         var configuration = MemorySystem.Configuration(
             budget: budget,
-            stateArchiveDirectory: archive ? makeTemporaryDirectory("system") : nil
+            stateArchiveDirectory: archive?.path
         )
         configuration.monitor.interval = .milliseconds(20)
         configuration.monitor.settleTime = .zero

@@ -2,15 +2,9 @@
 import Glibc
 #endif
 @testable import MemoryPressure
+import MemoryTestSupport
 import SystemPackage
 import Testing
-
-/// A fresh directory under the system's temporary directory.
-func makeTemporaryDirectory(_ name: String) -> FilePath {
-    var template = Array("/tmp/mempressure-\(name)-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    return FilePath(path)
-}
 
 /// The permission bits of `path`.
 func mode(of path: FilePath) -> mode_t {
@@ -25,11 +19,13 @@ struct SavedDocument: Codable, Equatable {
 }
 
 @Suite struct StateArchiveTests {
+    let directory: TemporaryDirectory
     let archive: StateArchive
     let app = AppIdentifier.test("notes")
 
     init() throws {
-        archive = try StateArchive(directory: makeTemporaryDirectory("archive").appending("nested/states"))
+        directory = try TemporaryDirectory()
+        archive = try StateArchive(directory: directory.path.appending("nested/states"))
     }
 
     @Test func savedStateIsLoadedBackWithPrivateModes() throws {
@@ -99,7 +95,7 @@ struct SavedDocument: Codable, Equatable {
     }
 
     @Test func unusableDirectoriesAreClearErrors() throws {
-        let file = makeTemporaryDirectory("file").appending("plain")
+        let file = directory.path.appending("plain")
         try writeFile(file, [1])
         for path in [FilePath(""), file, file.appending("below")] {
             let error = #expect(throws: StateArchiveError.self, "\(path)") { try StateArchive(directory: path) }

@@ -30,12 +30,16 @@ public final class TemporaryDirectory {
     }
 
     deinit {
+        Self.remove(path)
+    }
+
+    /// Removes `path`, and everything in it when it is a directory.
+    private static func remove(_ path: FilePath) {
+        guard unlink(path.string) != 0 else { return }
         if let entries = opendir(path.string) {
             while let entry = readdir(entries) {
                 let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name != "." && name != "..", unlink(path.appending(name).string) != 0 {
-                    rmdir(path.appending(name).string)
-                }
+                if name != "." && name != ".." { remove(path.appending(name)) }
             }
             closedir(entries)
         }

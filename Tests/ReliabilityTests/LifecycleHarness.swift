@@ -108,7 +108,10 @@ final class LifecycleHarness {
             case .enterBackground(let index): try await apps[index].enterBackground()
             case .enterForeground(let index): try await apps[index].enterForeground()
             case .suspend(let index): try await apps[index].suspend()
-            case .terminate(let index): try await apps[index].terminate(reason: .explicit)
+            case .terminate(let index):
+                try await apps[index].terminate(reason: .explicit)
+                // The app lets go of its controllers on its run loop: wait for it there.
+                _ = await apps[index].launchOptions
             case .beginBackgroundTask(let index):
                 let identifier = try apps[index].beginBackgroundTask { _ in }
                 tasks[index][identifier.rawValue] = identifier

@@ -137,6 +137,7 @@ struct LifecycleModel {
             if from != .suspended { call(index, .willTerminate) }
             move(index, to: .notRunning)
             outcome.events[index].append(.terminated(app: identifiers[index], reason: .explicit, state: from))
+            outcome.events[index].append(.released(app: identifiers[index]))
             apps[index].openTasks = []
             apps[index].pending = []
         case .beginBackgroundTask(let index):
