@@ -8,9 +8,14 @@ import Synchronization
 /// A log handler that keeps the messages, to count them.
 struct RecordingLogHandler: LogHandler {
     final class Messages: Sendable {
-        private let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
+        var all: [String] { lines.withLock { $0.map(\.message) } }
+        func append(_ line: String, at level: Logger.Level) { lines.withLock { $0.append((level, line)) } }
+
+        /// The messages logged at `level` or above.
+        func messages(atLeast level: Logger.Level) -> [String] {
+            lines.withLock { $0.filter { $0.level >= level }.map(\.message) }
+        }
     }
 
     let messages: Messages
@@ -23,7 +28,7 @@ struct RecordingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        messages.append(event.message.description)
+        messages.append(event.message.description, at: event.level)
     }
 
     /// A logger whose messages end up in the returned list.

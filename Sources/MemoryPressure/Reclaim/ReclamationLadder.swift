@@ -31,6 +31,7 @@ struct ReclamationLadder {
         case .change(let change):
             system.emit(.pressure(change))
             system.logger.log(level: change.level == .critical ? .notice : .info, "memory pressure \(change)", metadata: [
+                "level": "\(change.level)", "previous": "\(change.previous)", "kind": "\(change.kind)",
                 "footprint": "\(change.sample.footprintBytes.map(String.init) ?? "unknown")",
                 "budget": "\(system.configuration.budget.totalBytes)",
             ])
