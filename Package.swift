@@ -7,11 +7,14 @@ let package = Package(
     products: [
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
+        .library(name: "MemoryPressureService", targets: ["MemoryPressureService"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.7.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -34,6 +37,16 @@ let package = Package(
                 "Jemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Optional glue for services: a swift-service-lifecycle Service and swift-metrics.
+        .target(
+            name: "MemoryPressureService",
+            dependencies: [
+                "MemoryPressure",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The stress tool.
@@ -78,6 +91,19 @@ let package = Package(
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "MemoryPressureServiceTests",
+            dependencies: [
+                "MemoryPressureService",
+                "MemoryPressure",
+                "MemoryTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

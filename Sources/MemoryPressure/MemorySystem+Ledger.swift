@@ -30,7 +30,8 @@ struct HostedApp: Sendable {
 
 /// A termination the system asked for.
 struct RequestedTermination: Sendable {
-    let step: ReclamationStep
+    /// The ladder step that chose the app, or nil when the ladder did not (a shutdown).
+    let step: ReclamationStep?
     let record: Completion<TerminationRecord>
 }
 

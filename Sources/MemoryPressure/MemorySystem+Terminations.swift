@@ -1,10 +1,13 @@
 import Logging
 
 extension MemorySystem {
-    /// Terminates `app` for `reason`, on behalf of ladder step `step`, and returns its record once
-    /// its run loop has let go of its memory, or nil when the app was not running or did not let go
-    /// within its termination deadline (its record comes when it does).
-    func terminate(_ app: App, reason: TerminationReason, step: ReclamationStep) async -> TerminationRecord? {
+    /// Terminates `app` for `reason`, on behalf of ladder step `step` (nil: not the ladder), and
+    /// returns its record once its run loop has let go of its memory, or nil when the app was not
+    /// running or did not let go within its termination deadline (its record comes when it does).
+    /// A `cancellable` wait for the record also ends when the task is cancelled.
+    func terminate(
+        _ app: App, reason: TerminationReason, step: ReclamationStep?, cancellable: Bool = true
+    ) async -> TerminationRecord? {
         let requested = RequestedTermination(step: step, record: Completion())
         ledger.withLock { $0.requested[app.identifier] = requested }
         do {
@@ -13,7 +16,7 @@ extension MemorySystem {
             ledger.withLock { _ = $0.requested.removeValue(forKey: app.identifier) }
             return nil
         }
-        return await requested.record.value(timeout: app.configuration.terminationDeadline)
+        return await requested.record.value(timeout: app.configuration.terminationDeadline, cancellable: cancellable)
     }
 
     /// Follows the apps' lifecycles, synchronously, on the thread that reports each event.
@@ -53,7 +56,8 @@ extension MemorySystem {
             time: draining.time, step: draining.requested?.step
         )
         ledger.withLock { $0.terminations.append(record) }
-        logger.notice("terminated app", metadata: [
+        // A termination asked for explicitly (a shutdown) is routine; any other is news.
+        logger.log(level: record.reason == .explicit ? .info : .notice, "terminated app", metadata: [
             "app": "\(identifier)", "reason": "\(record.reason)", "state": "\(record.state)",
             "footprint": "\(record.footprintBytes)", "returned": "\(record.returnedBytes)",
             "step": "\(record.step.map(\.description) ?? "none")",

@@ -156,6 +156,17 @@ struct PressureMonitorTests {
         try arena.destroy()
     }
 
+    @Test func samplesCarryHowLongTheMonitorTookToReadThem() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let events = monitor.events()
+        try monitor.start()
+        defer { monitor.stop() }
+        let sample = try #require(await events.first { $0.sample != nil }?.sample)
+        #expect(try #require(sample.samplingDuration) > .zero)
+        var sampler = MemorySampler(sources: [ScriptedSource(residentBytes: 0)])
+        #expect(sampler.sample(.full).samplingDuration == nil)
+    }
+
     @Test func anObserverCanStopTheMonitor() async throws {
         let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
         monitor.addObserver { [weak monitor] event in

@@ -5,9 +5,14 @@ import Synchronization
 public struct RecordingLogHandler: LogHandler {
     /// The messages logged, in order.
     public final class Messages: Sendable {
-        private let lines = Mutex<[String]>([])
-        public var all: [String] { lines.withLock { $0 } }
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
+        public var all: [String] { lines.withLock { $0.map(\.message) } }
+        func append(_ line: String, at level: Logger.Level) { lines.withLock { $0.append((level, line)) } }
+
+        /// The messages logged at `level` or above.
+        public func messages(atLeast level: Logger.Level) -> [String] {
+            lines.withLock { $0.filter { $0.level >= level }.map(\.message) }
+        }
     }
 
     let messages: Messages
@@ -20,7 +25,7 @@ public struct RecordingLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        messages.append(event.message.description)
+        messages.append(event.message.description, at: event.level)
     }
 
     /// A logger whose messages end up in the returned list.

@@ -6,6 +6,8 @@ final class Completion<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiters: [UInt64: CheckedContinuation<Value?, Never>] = [:]
+        /// Waiters that expired (timed out or were cancelled) before they began waiting.
+        var expired: Set<UInt64> = []
         var nextWaiter: UInt64 = 0
     }
 
@@ -31,45 +33,58 @@ final class Completion<Value: Sendable>: Sendable {
     /// The value, once resolved.
     var value: Value {
         get async {
-            // Only cancellation ends the wait without a value, and this wait ignores cancellation.
-            await wait(cancellable: false)!
+            // Only an expired wait ends without a value, and this one never expires.
+            await wait(makeWaiter(), cancellable: false)!
         }
     }
 
-    /// The value, or nil when it has not arrived within `timeout` or the task is cancelled first.
-    func value(timeout: Duration) async -> Value? {
-        await withTaskGroup(of: Value?.self) { group in
-            group.addTask { await self.wait(cancellable: true) }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+    /// The value, or nil when it has not arrived within `timeout` or, for a `cancellable` wait, when
+    /// the task is cancelled first. A wait that is not cancellable runs its course in a cancelled
+    /// task too, so work that must finish (a shutdown) still waits for what it started. The timer
+    /// is a detached task, cancelled as soon as the wait ends.
+    func value(timeout: Duration, cancellable: Bool = true) async -> Value? {
+        let waiter = makeWaiter()
+        let timer = Task.detached { [self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            expire(waiter)
         }
+        defer { timer.cancel() }
+        return await wait(waiter, cancellable: cancellable)
     }
 
-    /// Waits for the value; a `cancellable` wait returns nil as soon as the task is cancelled.
-    private func wait(cancellable: Bool) async -> Value? {
-        let waiter = state.withLock { state in
+    private func makeWaiter() -> UInt64 {
+        state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
         }
-        return await withTaskCancellationHandler {
+    }
+
+    /// Waits for the value, or until `waiter` expires (see ``expire(_:)``); a `cancellable` wait
+    /// expires as soon as the task is cancelled.
+    private func wait(_ waiter: UInt64, cancellable: Bool) async -> Value? {
+        await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Value?, Never>) in
                 let ready: Value?? = state.withLock { state in
+                    let expired = state.expired.remove(waiter) != nil
                     if let value = state.value { return .some(value) }
-                    if cancellable, Task.isCancelled { return .some(nil) }
+                    if expired { return .some(nil) }
                     state.waiters[waiter] = continuation
                     return nil
                 }
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            guard cancellable else { return }
-            let continuation = state.withLock { $0.waiters.removeValue(forKey: waiter) }
-            continuation?.resume(returning: nil)
+            if cancellable { expire(waiter) }
         }
+    }
+
+    /// Ends `waiter`'s wait without a value: at once when it is waiting, or as soon as it begins.
+    private func expire(_ waiter: UInt64) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value?, Never>? in
+            if let continuation = state.waiters.removeValue(forKey: waiter) { return continuation }
+            if state.value == nil { state.expired.insert(waiter) }
+            return nil
+        }
+        continuation?.resume(returning: nil)
     }
 }

@@ -1,5 +1,5 @@
 /// Why the system terminated an app.
-public enum TerminationReason: Hashable, Sendable, CustomStringConvertible {
+public enum TerminationReason: Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// The system needed the memory back.
     case systemPressure
     /// The app went over its own hard memory limit.

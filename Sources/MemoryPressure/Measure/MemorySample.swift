@@ -20,6 +20,10 @@ public struct MemorySample: Hashable, Sendable {
     public var cgroupEvents: ControlGroupEvents?
     /// Memory pressure stall information, where the kernel offers it.
     public var pressureStall: PressureStall?
+    /// How long the pressure monitor took to read this sample: every source it read for it, a cheap
+    /// read that the refresh schedule followed with a full one included. Nil for a sample that no
+    /// monitor took.
+    public var samplingDuration: Duration?
 
     /// A sample taken at `time` with the figures given; the rest unknown.
     public init(

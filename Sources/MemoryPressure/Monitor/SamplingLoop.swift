@@ -62,13 +62,15 @@ struct SamplingLoop: Sendable {
     }
 
     /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
-    /// it and publishes any announcement, then the sample.
+    /// it and publishes any announcement, then the sample, which carries how long reading it took.
     private mutating func takeSample(full: Bool) {
-        var sample = sampler.sample(full ? .full : .cheap)
+        let start = ContinuousClock.now
+        var sample = sampler.sample(full ? .full : .cheap, at: start)
         if full || needsFullSample(after: sample) {
             if !full { sample = sampler.sample(.full) }
             lastFull = (sample.time, sample.footprintBytes)
         }
+        sample.samplingDuration = ContinuousClock.now - start
         let change = tracker.update(with: sample)
         if let change {
             hub.publish(.change(change))

@@ -14,6 +14,10 @@ struct AppLimitEnforcer {
                 _ = await system.terminate(app, reason: .perAppLimit, step: .hardLimit)
             } else if let soft = limit.softBytes, footprint > soft {
                 guard warned.insert(app.identifier).inserted else { continue }
+                system.logger.notice("app over its soft memory limit", metadata: [
+                    "app": "\(app.identifier)", "footprint": "\(footprint)", "limit": "\(soft)",
+                    "state": "\(app.state)",
+                ])
                 let warning = MemoryWarning(level: max(level, .warning), sample: sample)
                 let delivery = await warning.deliver(to: [app], timeout: system.configuration.warningTimeout) { _ in footprint }
                 system.emit(.warning(delivery, step: .softLimit))

@@ -31,6 +31,7 @@ struct ReclamationLadder {
         case .change(let change):
             system.emit(.pressure(change))
             system.logger.log(level: change.level == .critical ? .notice : .info, "memory pressure \(change)", metadata: [
+                "level": "\(change.level)", "previous": "\(change.previous)", "kind": "\(change.kind)",
                 "footprint": "\(change.sample.footprintBytes.map(String.init) ?? "unknown")",
                 "budget": "\(system.configuration.budget.totalBytes)",
             ])
@@ -61,14 +62,18 @@ struct ReclamationLadder {
         await climb(to: level, from: sample, warn: false)
     }
 
-    /// One run of the ladder up to `level`.
+    /// One run of the ladder up to `level`. `warn` marks a run for an announcement (a rise or a
+    /// repeat): its purge and its outcome are logged at `info`. Runs for later samples are logged at
+    /// `debug`, except the one that brings an announced episode back under target, so sustained
+    /// pressure costs a few lines per announcement, not one per sample.
     private mutating func climb(to level: PressureLevel, from sample: MemorySample, warn: Bool) async {
+        let announced = crossingTime != nil
         var run = LadderRun(
             level: level, crossingTime: crossingTime ?? sample.time, startTime: .now, endTime: .now,
             footprintBeforeBytes: sample.footprintBytes, footprintAfterBytes: nil, targetBytes: target,
             steps: [], latency: nil
         )
-        purge(for: level, into: &run)
+        purge(for: level, into: &run, logLevel: warn ? .info : .debug)
         if warn {
             await deliverWarnings(level, sample: sample, into: &run)
         }
@@ -86,8 +91,8 @@ struct ReclamationLadder {
             crossingTime = nil
         }
         system.ledger.withLock { $0.append(run) }
-        let gaveBack = run.steps.contains { $0.releasedBytes > 0 || !$0.terminated.isEmpty }
-        system.logger.log(level: gaveBack || run.latency != nil ? .info : .debug, "reclamation ladder ran", metadata: [
+        let closesAnnouncedEpisode = announced && run.latency != nil
+        system.logger.log(level: warn || closesAnnouncedEpisode ? .info : .debug, "reclamation ladder ran", metadata: [
             "level": "\(level)", "footprint": "\(run.footprintAfterBytes.map(String.init) ?? "unknown")",
             "target": "\(target)", "latency": "\(run.latency.map { "\($0)" } ?? "above target")",
             "steps": "\(run.steps.map(\.step.description).joined(separator: ","))",
@@ -98,7 +103,7 @@ struct ReclamationLadder {
     /// Purges the caches and stores of suspended and background apps (every app's at critical), and
     /// those of owners that are not hosted apps (a service's own caches), and returns freed pages
     /// to the operating system.
-    private func purge(for level: PressureLevel, into run: inout LadderRun) {
+    private func purge(for level: PressureLevel, into run: inout LadderRun, logLevel: Logger.Level) {
         let clock = ContinuousClock()
         let start = clock.now
         let states: Set<AppState> = level == .critical
@@ -109,10 +114,12 @@ struct ReclamationLadder {
         let targets = apps.filter { states.contains($0.state) }.map(\.identifier) + unhosted
         var report = system.registry.purge(level == .critical ? .critical : .warning, apps: targets)
         do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
-        run.steps.append(.init(step: .purge, duration: clock.now - start, releasedBytes: report.releasedBytes, terminated: []))
+        let duration = clock.now - start
+        run.steps.append(.init(step: .purge, duration: duration, releasedBytes: report.releasedBytes, terminated: []))
         if !report.entries.isEmpty {
-            system.logger.info("purged caches and stores", metadata: [
+            system.logger.log(level: logLevel, "purged caches and stores", metadata: [
                 "level": "\(level)", "bytes": "\(report.releasedBytes)", "apps": "\(targets.count)",
+                "duration": "\(duration)",
             ])
         }
         system.emit(.purge(report, step: .purge))

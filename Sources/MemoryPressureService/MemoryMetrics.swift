@@ -1,0 +1,116 @@
+import MemoryPressure
+import Metrics
+import Synchronization
+
+/// Records a ``MemorySystem``'s figures with swift-metrics, for any backend (Prometheus,
+/// OpenTelemetry), from the moment it is made until ``stop()``.
+///
+/// | metric (with the default prefix)            | kind    | from                                     |
+/// |---------------------------------------------|---------|------------------------------------------|
+/// | `memory_pressure_footprint_bytes`           | gauge   | every sample                             |
+/// | `memory_pressure_level`                     | gauge   | every sample: 0 normal, 1 warning, 2 critical |
+/// | `memory_pressure_budget_bytes`              | gauge   | the configuration                        |
+/// | `memory_pressure_target_bytes`              | gauge   | the footprint the ladder works down to   |
+/// | `memory_pressure_app_footprint_bytes{app}`  | gauge   | the largest apps, every app interval      |
+/// | `memory_pressure_other_apps_footprint_bytes`| gauge   | the other apps, summed                   |
+/// | `memory_pressure_warnings_total{step}`      | counter | each memory-warning fan-out (`warning`, `softLimit`) |
+/// | `memory_pressure_purged_bytes_total{step}`  | counter | bytes purged (`enteringBackground`, `purge`) |
+/// | `memory_pressure_terminations_total{reason}`| counter | each termination                         |
+/// | `memory_pressure_purge_latency_seconds`     | timer   | crossing the warning threshold to under target |
+/// | `memory_pressure_sample_duration_seconds`   | timer   | how long the monitor took to read each sample |
+///
+/// It observes the system and its monitor synchronously (``MemorySystem/addObserver(_:)``,
+/// `PressureMonitor.addObserver(_:)`): it misses no event, needs no task, and adds a few metric
+/// updates to each sample and event.
+public final class MemoryMetrics: Sendable {
+    /// The system recorded.
+    public let system: MemorySystem
+    /// What is recorded, and where.
+    public let configuration: Configuration
+
+    private let footprint: Gauge
+    private let level: Gauge
+    private let apps: AppFootprintGauges
+    private let warnings: CounterFamily<ReclamationStep>
+    private let purgedBytes: CounterFamily<ReclamationStep>
+    private let terminations: CounterFamily<TerminationReason>
+    private let purgeLatency: Timer
+    private let sampleDuration: Timer
+    private let observers: Mutex<(system: MemorySystem.ObserverID, monitor: PressureMonitor.ObserverID)?>
+
+    /// Starts recording `system`'s figures as `configuration` says.
+    public init(system: MemorySystem, configuration: Configuration = .standard) {
+        self.system = system
+        self.configuration = configuration
+        let factory = configuration.factory ?? MetricsSystem.factory
+        let label = configuration.label
+        footprint = Gauge(label: label("footprint_bytes"), factory: factory)
+        level = Gauge(label: label("level"), factory: factory)
+        apps = AppFootprintGauges(
+            label: label("app_footprint_bytes"), othersLabel: label("other_apps_footprint_bytes"),
+            maximumLabels: configuration.maximumAppLabels, interval: configuration.appFootprintInterval,
+            factory: factory
+        )
+        warnings = CounterFamily(
+            label: label("warnings_total"), dimension: "step", keys: [.warning, .softLimit],
+            value: \.rawValue, factory: factory
+        )
+        purgedBytes = CounterFamily(
+            label: label("purged_bytes_total"), dimension: "step", keys: [.enteringBackground, .purge],
+            value: \.rawValue, factory: factory
+        )
+        terminations = CounterFamily(
+            label: label("terminations_total"), dimension: "reason", keys: TerminationReason.allCases,
+            value: \.metricValue, factory: factory
+        )
+        purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
+        sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)
+        Gauge(label: label("budget_bytes"), factory: factory).record(system.configuration.budget.totalBytes)
+        Gauge(label: label("target_bytes"), factory: factory).record(system.targetBytes)
+        level.record(system.monitor.level.rawValue)
+        observers = Mutex(nil)
+        let systemObserver = system.addObserver { [self] in record($0) }
+        let monitorObserver = system.monitor.addObserver { [self] in record($0) }
+        observers.withLock { $0 = (systemObserver, monitorObserver) }
+    }
+
+    /// Stops recording. The metrics keep their last values.
+    public func stop() {
+        guard let observers = observers.withLock({ $0.take() }) else { return }
+        system.removeObserver(observers.system)
+        system.monitor.removeObserver(observers.monitor)
+    }
+
+    private func record(_ event: PressureEvent) {
+        guard case .sample(let sample, let level) = event else { return }
+        if let bytes = sample.footprintBytes { footprint.record(bytes) }
+        self.level.record(level.rawValue)
+        if let duration = sample.samplingDuration { sampleDuration.record(duration: duration) }
+        if apps.isDue(at: sample.time) {
+            apps.update(with: system.appFootprints(), at: sample.time)
+        }
+    }
+
+    private func record(_ event: MemorySystemEvent) {
+        switch event {
+        case .warning(_, let step):
+            warnings.increment(step)
+        case .purge(let report, let step):
+            purgedBytes.increment(step, by: report.releasedBytes)
+        case .termination(let record):
+            terminations.increment(record.reason)
+        case .ladderRun(let run):
+            if let latency = run.latency { purgeLatency.record(duration: latency) }
+        case .pressure:
+            break
+        }
+    }
+}
+
+extension MemorySystem {
+    /// The footprint of every hosted app and of every other owner of registered caches and heaps
+    /// (a service's own caches).
+    func appFootprints() -> [(app: AppIdentifier, bytes: Int)] {
+        registry.registeredApps.union(apps.map(\.identifier)).map { ($0, footprint(of: $0).totalBytes) }
+    }
+}

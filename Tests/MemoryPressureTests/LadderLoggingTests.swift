@@ -1,0 +1,35 @@
+@testable import MemoryPressure
+import MemoryTestSupport
+import Testing
+
+/// What the ladder logs under sustained pressure: a few lines per announcement, not one per sample.
+@Suite(.exclusiveMemoryUse)
+struct LadderLoggingTests {
+    @Test func sustainedPressureLogsAFewLinesAtInfoNotOnePerSample() async throws {
+        let (logger, messages) = RecordingLogHandler.logger()
+        let source = ScriptedSource(residentBytes: 0)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
+        configuration.logger = logger
+        configuration.monitor.sources = [source]
+        let system = try MemorySystem(configuration: configuration)
+        let cache = try PurgeableCache<Int, [UInt8]>(name: "responses", owner: .test("service"), category: .rebuildableObjects)
+        system.register(cache)
+
+        // Warning, above target, for 20 ladder runs, with the cache refilled as fast as it is purged.
+        try cache.setValue([], forKey: 0, cost: mebibyte)
+        try await system.running {
+            source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
+            while system.ladderRuns.count < 20 {
+                if cache.count == 0 { try cache.setValue([], forKey: 0, cost: mebibyte) }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+
+        let purges = system.ladderRuns.filter { $0.steps.contains { $0.step == .purge && $0.releasedBytes > 0 } }
+        #expect(purges.count >= 2)
+        #expect(messages.messages(atLeast: .info) == [
+            "memory pressure normal -> warning", "purged caches and stores", "reclamation ladder ran",
+        ])
+        #expect(messages.messages(atLeast: .debug).count >= 20)
+    }
+}
