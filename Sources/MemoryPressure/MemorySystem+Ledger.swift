@@ -2,6 +2,8 @@
 struct Ledger {
     /// The most ladder runs kept.
     static let runCapacity = 1000
+    /// The most termination records kept.
+    static let terminationCapacity = 10_000
 
     var apps: [AppIdentifier: HostedApp] = [:]
     var terminations: [TerminationRecord] = []
@@ -14,6 +16,11 @@ struct Ledger {
     var draining: [AppIdentifier: DrainingApp] = [:]
     /// Where apps entering the background are sent while the system runs.
     var enteringBackground: AsyncStream<AppIdentifier>.Continuation?
+
+    mutating func append(_ termination: TerminationRecord) {
+        if terminations.count == Self.terminationCapacity { terminations.removeFirst() }
+        terminations.append(termination)
+    }
 
     mutating func append(_ run: LadderRun) {
         if runs.count == Self.runCapacity { runs.removeFirst() }

@@ -55,7 +55,7 @@ extension MemorySystem {
             reason: draining.reason, returnedBytes: max(0, draining.footprintBytes - remaining),
             time: draining.time, step: draining.requested?.step
         )
-        ledger.withLock { $0.terminations.append(record) }
+        ledger.withLock { $0.append(record) }
         // A termination asked for explicitly (a shutdown) is routine; any other is news.
         logger.log(level: record.reason == .explicit ? .info : .notice, "terminated app", metadata: [
             "app": "\(identifier)", "reason": "\(record.reason)", "state": "\(record.state)",

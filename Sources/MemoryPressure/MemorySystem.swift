@@ -102,12 +102,13 @@ public final class MemorySystem: Sendable {
 
     // MARK: Records
 
-    /// Every termination so far, in the order the apps' run loops let go of their memory.
+    /// The terminations so far (the most recent 10,000), in the
+    /// order the apps' run loops let go of their memory.
     public var terminations: [TerminationRecord] {
         ledger.withLock { $0.terminations }
     }
 
-    /// The most recent ladder runs (up to ``Ledger/runCapacity``), oldest first.
+    /// The most recent ladder runs (up to 1,000), oldest first.
     public var ladderRuns: [LadderRun] {
         ledger.withLock { $0.runs }
     }
