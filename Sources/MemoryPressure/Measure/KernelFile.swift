@@ -30,7 +30,8 @@ enum KernelFile {
     }
 
     /// Reads at most `capacity` bytes of `path` into a stack buffer and parses them with `parse`,
-    /// without allocating: for files sampled many times a second.
+    /// without allocating. Files sampled many times a second are kept open instead
+    /// (``OpenKernelFile``).
     static func parseBytes<Value>(
         _ path: FilePath,
         capacity: Int,
@@ -57,11 +58,8 @@ enum KernelFile {
         do {
             let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
             return try descriptor.closeAfter { try body(descriptor) }
-        } catch let errno as Errno {
-            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
         } catch {
-            // swift-system throws only Errno; anything else is reported with its own words.
-            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+            throw MeasurementError(path: path, opening: error)
         }
     }
 }
