@@ -91,11 +91,12 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     @inlinable
     public func removeAll() {
         // The entries are released here, after the lock is released.
-        _ = entries.withLock { entries in
-            let removed = entries
-            entries = LRUList()
+        let removed = entries.withLock { entries in
+            var removed = LRUList<Key, Value>()
+            swap(&removed, &entries)
             return removed
         }
+        _ = consume removed
     }
 
     /// Removes least recently used entries until the total cost is at most `cost`.
