@@ -57,6 +57,16 @@ struct PressureMonitorTests {
         #expect(monitor.latestSample?.residentBytes != nil)
     }
 
+    @Test func theSamplingThreadIsNamedWhileItRuns() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let events = monitor.events()
+        try monitor.start()
+        #expect(await events.first { $0.sample != nil } != nil)
+        #expect(threadNames().contains("mempressure"))
+        monitor.stop()
+        #expect(!threadNames().contains("mempressure"))
+    }
+
     @Test func rejectsANonPositiveInterval() {
         var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)])
         configuration.interval = .zero
