@@ -52,19 +52,18 @@ let benchmarks: @Sendable () -> Void = {
         timed: [.wallClock], timeUnits: .microseconds, maxDuration: .seconds(5), maxIterations: 50
     )
 
-    Benchmark("Fan-out-100-apps-x-10-controllers-x-10-observers") { benchmark in
-        let apps = try await launchedApps(100, controllers: 10, observers: 10)
-        benchmark.startMeasurement()
-        await deliverWarning(to: apps, expecting: (1_000, 1_000))
-        benchmark.stopMeasurement()
-        for app in apps { try await app.terminate(reason: .explicit) }
+    /// The benchmark `name`: a warning to `apps` apps of `controllers` controllers and `observers`
+    /// observers each.
+    func fanOut(_ name: String, apps: Int, controllers: Int, observers: Int) {
+        Benchmark(name) { benchmark in
+            let launched = try await launchedApps(apps, controllers: controllers, observers: observers)
+            benchmark.startMeasurement()
+            await deliverWarning(to: launched, expecting: (apps * controllers, apps * observers))
+            benchmark.stopMeasurement()
+            for app in launched { try await app.terminate(reason: .explicit) }
+        }
     }
 
-    Benchmark("Fan-out-10000-observers-one-app") { benchmark in
-        let apps = try await launchedApps(1, controllers: 1, observers: 10_000)
-        benchmark.startMeasurement()
-        await deliverWarning(to: apps, expecting: (1, 10_000))
-        benchmark.stopMeasurement()
-        for app in apps { try await app.terminate(reason: .explicit) }
-    }
+    fanOut("Fan-out-100-apps-x-10-controllers-x-10-observers", apps: 100, controllers: 10, observers: 10)
+    fanOut("Fan-out-10000-observers-one-app", apps: 1, controllers: 1, observers: 10_000)
 }
