@@ -3,9 +3,11 @@
 /// The entries sit densely in one buffer (a removal moves the last entry into the hole), threaded
 /// into a doubly linked list from the least to the most recently used by index. An open-addressing
 /// table of entry indices (linear probing, at most half full, deletion by backward shift, no
-/// tombstones) finds an entry by its key. Per entry that is the key, the value, the cost and two
+/// tombstones) finds an entry by its key; each slot also keeps 7 bits of the key's hash, so a probe
+/// reads an entry only when they match. Per entry that is the key, the value, the cost and two
 /// 4-byte links, plus two to four 4-byte table slots; nothing is allocated per entry, and a lookup
-/// touches one table slot and one entry. Every operation is O(1) except trimming, which is
+/// touches one table slot and, almost always, one entry. Indices take 24 bits, so a list holds at
+/// most ``maximumCount`` (16,777,214) entries. Every operation is O(1) except trimming, which is
 /// O(entries visited), and growth, which is amortized O(1).
 ///
 /// The list owns its two buffers and cannot be copied, so no copy-on-write check sits on the hot
@@ -84,7 +86,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
     /// Stores `value` as the most recently used entry, returning the value it replaced.
     @inlinable
     mutating func insert(_ value: Value, forKey key: Key, cost: Int) -> Value? {
-        let (slot, found) = find(key)
+        let (slot, found, tag) = find(key)
         if let index = found {
             let entry = entries + Int(index)
             let replaced = entry.pointee.value
@@ -94,7 +96,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
             moveToNewest(index)
             return replaced
         }
-        precondition(count < Int(Int32.max), "a cache holds at most \(Int32.max) entries")
+        precondition(count <= Self.maximumCount, "a cache holds at most \(Self.maximumCount) entries")
         if count == capacity {
             grow()
         }
@@ -106,7 +108,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         if count * 2 > tableMask + 1 {
             rebuildTable(size: (tableMask + 1) * 2)
         } else {
-            table[slot] = index
+            table[slot] = tag | index
         }
         return nil
     }
@@ -160,24 +162,45 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
 
     // MARK: The table
 
-    /// The slot where `key`'s probe run starts.
+    /// The bits of a table slot that hold an entry index; the 7 bits above them hold bits of the
+    /// entry key's hash, so a probe compares keys only where those match.
+    @inlinable
+    static var indexMask: Int32 { 0xFF_FFFF }
+
+    /// The most entries a list keeps between operations. An insert may hold one more until its
+    /// caller evicts; every index stays below `indexMask`, which `none` shows as in its low bits.
+    @inlinable
+    static var maximumCount: Int { Int(indexMask) - 1 }
+
+    /// The key's hash.
     ///
     /// `_rawHashValue(seed:)` is the standard library's hashing entry point for hash tables (its
     /// `Dictionary` and swift-collections' `OrderedSet` use it): for the standard types it hashes
     /// in one shot, where `hashValue` builds and finalizes a `Hasher`.
     @inlinable
-    static func home(of key: Key, mask: Int) -> Int {
-        key._rawHashValue(seed: 0) & mask
+    static func hash(of key: Key) -> Int {
+        key._rawHashValue(seed: 0)
     }
 
-    /// The table slot holding `key`'s entry index, or the empty slot where it would go.
+    /// The hash bits a slot keeps beside the index: the top 7, as the slot number takes the low ones.
     @inlinable
-    func find(_ key: Key) -> (slot: Int, entry: Int32?) {
-        var slot = Self.home(of: key, mask: tableMask)
+    static func tag(of hash: Int) -> Int32 {
+        Int32(truncatingIfNeeded: (hash >> 57) & 0x7F) << 24
+    }
+
+    /// The table slot holding `key`'s entry index, or the empty slot where it would go, and the tag
+    /// of `key`'s hash.
+    @inlinable
+    func find(_ key: Key) -> (slot: Int, entry: Int32?, tag: Int32) {
+        let hash = Self.hash(of: key)
+        let tag = Self.tag(of: hash)
+        var slot = hash & tableMask
         while true {
-            let index = table[slot]
-            if index == Self.none { return (slot, nil) }
-            if entries[Int(index)].key == key { return (slot, index) }
+            let stored = table[slot]
+            if stored == Self.none { return (slot, nil, tag) }
+            if stored & ~Self.indexMask == tag, entries[Int(stored & Self.indexMask)].key == key {
+                return (slot, stored & Self.indexMask, tag)
+            }
             slot = (slot + 1) & tableMask
         }
     }
@@ -185,8 +208,8 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
     /// The table slot holding the entry index `index`.
     @inlinable
     func slot(of index: Int32) -> Int {
-        var slot = Self.home(of: entries[Int(index)].key, mask: tableMask)
-        while table[slot] != index {
+        var slot = Self.hash(of: entries[Int(index)].key) & tableMask
+        while table[slot] & Self.indexMask != index {
             slot = (slot + 1) & tableMask
         }
         return slot
@@ -199,7 +222,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         var hole = slot
         var next = (slot + 1) & tableMask
         while table[next] != Self.none {
-            let home = Self.home(of: entries[Int(table[next])].key, mask: tableMask)
+            let home = Self.hash(of: entries[Int(table[next] & Self.indexMask)].key) & tableMask
             // The entry at `next` may fill the hole unless its home lies after the hole (cyclically,
             // between the hole and `next`).
             if (next &- home) & tableMask >= (next &- hole) & tableMask {
@@ -218,11 +241,12 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         table.initialize(repeating: Self.none, count: size)
         tableMask = size - 1
         for index in 0..<count {
-            var slot = Self.home(of: entries[index].key, mask: tableMask)
+            let hash = Self.hash(of: entries[index].key)
+            var slot = hash & tableMask
             while table[slot] != Self.none {
                 slot = (slot + 1) & tableMask
             }
-            table[slot] = Int32(truncatingIfNeeded: index)
+            table[slot] = Self.tag(of: hash) | Int32(truncatingIfNeeded: index)
         }
     }
 
@@ -252,7 +276,8 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         let entry = (entries + Int(index)).move()
         if index != last {
             // Move the last entry into the hole: repoint its table slot and its neighbours.
-            table[slot(of: last)] = index
+            let movedSlot = slot(of: last)
+            table[movedSlot] = table[movedSlot] & ~Self.indexMask | index
             (entries + Int(index)).moveInitialize(from: entries + Int(last), count: 1)
             relink(index)
         }
