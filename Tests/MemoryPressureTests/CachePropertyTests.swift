@@ -103,6 +103,35 @@ struct CachePropertyTests {
         #expect(accessedContents.allSatisfy { !$0.isContentDiscarded }, "accessed content was discarded")
     }
 
+    /// Thousands of keys with no limits: the key table grows several times and removals shift
+    /// probe runs back; every key must stay findable and the order must stay the model's.
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func manyKeysWithRemovalsStayFindableInOrder(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        let cache = try PurgeableCache<Int, TestContent>(name: "large", owner: .test("large"), category: .rebuildableObjects)
+        var model = Model(costLimit: .max, countLimit: .max)
+        for step in 0..<6_000 {
+            let key = Int.random(in: 0..<3_000, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<5:
+                try cache.setValue(TestContent(id: key), forKey: key, cost: key)
+                model.set(key, cost: key, accessed: false)
+            case 5..<8:
+                #expect((cache.removeValue(forKey: key) != nil) == model.entries.contains { $0.key == key }, "step \(step)")
+                model.remove(key)
+            default:
+                #expect((cache.value(forKey: key) != nil) == model.get(key), "step \(step)")
+            }
+        }
+        #expect(cache.keysInEvictionOrder == model.entries.map(\.key))
+        #expect(cache.totalCost == model.totalCost)
+        for key in 0..<3_000 {
+            #expect((cache.value(forKey: key)?.id) == (model.entries.contains { $0.key == key } ? key : nil))
+        }
+        cache.removeAll()
+        #expect(cache.count == 0 && cache.totalCost == 0 && cache.keysInEvictionOrder.isEmpty)
+    }
+
     @Test func accessedDiscardableContentSurvivesEveryPurge() throws {
         let cache = try PurgeableCache<Int, TestContent>(name: "accessed", owner: .test("a"), category: .images)
         let contents = (0..<100).map(TestContent.init(id:))

@@ -18,6 +18,9 @@ struct CacheTests {
     @Test func badLimitsCostsAndFractionsAreTypedErrors() throws {
         #expect(throws: CacheError.nonPositiveLimit(name: "cost", value: 0)) { try Self.cache(costLimit: 0) }
         #expect(throws: CacheError.nonPositiveLimit(name: "count", value: -3)) { try Self.cache(countLimit: -3) }
+        #expect(throws: CacheError.countLimitTooLarge(1 << 24, maximum: 16_777_214)) { try Self.cache(countLimit: 1 << 24) }
+        #expect(try Self.cache(countLimit: 16_777_214).countLimit == 16_777_214)
+        #expect(CacheError.countLimitTooLarge(1 << 24, maximum: 16_777_214).description.contains("expected 1 through 16777214"))
         let cache = try Self.cache()
         #expect(throws: CacheError.negativeCost(-1)) { try cache.setValue("x", forKey: 1, cost: -1) }
         #expect(throws: CacheError.fractionOutOfRange(1.5)) { try cache.trim(toFraction: 1.5) }

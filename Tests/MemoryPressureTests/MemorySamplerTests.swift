@@ -60,21 +60,21 @@ struct MemorySamplerTests {
         try ControlGroupSampleSource(group: ControlGroup(directory: directory.path)).read(into: &sample)
         #expect(sample.cgroupCurrentBytes == 4096)
         #expect(sample.cgroupEvents == ControlGroupEvents(low: 0, high: 3, max: 2, oom: 1, oomKill: 1))
-        #expect(ControlGroupEvents(parsing: "low 0\nhigh x\n") == nil)
+        #expect(ControlGroupEvents(parsing: "low 0\nhigh x\n".utf8) == nil)
     }
 }
 
 extension MemorySamplerTests {
     /// The cheap path re-reads one open descriptor; each reading must still be fresh.
     @Test func keptOpenStatmSeesNewPages() throws {
-        let file = try StatmFile()
+        let file = try OpenKernelFile(ProcessMemory.statmPath)
         let byteCount = 64 << 20
-        let before = try file.read().residentBytes
+        let before = try ProcessMemory.read(from: file).residentBytes
         let address = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
         try #require(address != MAP_FAILED)
         defer { munmap(address, byteCount) }
         _ = UnsafeMutableRawBufferPointer(start: address, count: byteCount).initializeMemory(as: UInt8.self, repeating: 1)
-        #expect(try file.read().residentBytes - before >= byteCount / 2)
-        #expect(try file.read().virtualBytes >= byteCount)
+        #expect(try ProcessMemory.read(from: file).residentBytes - before >= byteCount / 2)
+        #expect(try ProcessMemory.read(from: file).virtualBytes >= byteCount)
     }
 }

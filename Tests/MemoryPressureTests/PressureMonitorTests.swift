@@ -32,10 +32,12 @@ struct PressureMonitorTests {
 
     @Test func startsStopsAndRestartsWithoutLeakingDescriptors() async throws {
         let watched = ["pipe:", PressureStall.systemPath.string, "/sys/fs/cgroup"]
-        let before = openDescriptorCount(to: watched)
+        // The sources keep their files open for as long as they live (the monitor's lifetime);
+        // starting and stopping must add and remove only the loop's own descriptors.
         let monitor = PressureMonitor(configuration: Self.configuration(
             budget: Self.budget, sources: MemorySampler.standardSources(), trigger: .standard
         ))
+        let before = openDescriptorCount(to: watched)
         for _ in 0..<3 {
             let events = monitor.events()
             try monitor.start()
@@ -53,6 +55,16 @@ struct PressureMonitorTests {
         }
         monitor.stop()  // stopping twice is harmless
         #expect(monitor.latestSample?.residentBytes != nil)
+    }
+
+    @Test func theSamplingThreadIsNamedWhileItRuns() async throws {
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let events = monitor.events()
+        try monitor.start()
+        #expect(await events.first { $0.sample != nil } != nil)
+        #expect(threadNames().contains("mempressure"))
+        monitor.stop()
+        #expect(!threadNames().contains("mempressure"))
     }
 
     @Test func rejectsANonPositiveInterval() {

@@ -8,7 +8,7 @@ struct PressureStallTests {
             some avg10=1.50 avg60=0.25 avg300=0.00 total=123456
             full avg10=0.75 avg60=0.10 avg300=0.00 total=6543
             """
-        let stall = try #require(PressureStall.parse(Substring(text)))
+        let stall = try #require(PressureStall.parse(text.utf8))
         #expect(stall.some == .init(average10: 1.5, average60: 0.25, average300: 0, totalMicroseconds: 123_456))
         #expect(stall.full == .init(average10: 0.75, average60: 0.1, average300: 0, totalMicroseconds: 6543))
     }
@@ -22,7 +22,7 @@ struct PressureStallTests {
         "other avg10=0.00\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1",
     ])
     func rejectsMalformedText(_ text: String) {
-        #expect(PressureStall.parse(Substring(text)) == nil)
+        #expect(PressureStall.parse(text.utf8) == nil)
     }
 
     @Test func readsTheRealFileWhereTheKernelHasIt() throws {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 @testable import MemoryPressure
 import Synchronization
+import SystemPackage
 
 /// A source whose figures the test sets: the footprint and the stall it reports next.
 final class ScriptedSource: MemorySampleSource {
@@ -104,4 +105,17 @@ func openDescriptorCount(to prefixes: [String]) -> Int {
         if prefixes.contains(where: path.hasPrefix) { count += 1 }
     }
     return count
+}
+
+/// The names of the process's threads, from `/proc/self/task/*/comm`.
+func threadNames() -> [String] {
+    guard let tasks = opendir("/proc/self/task") else { return [] }
+    defer { closedir(tasks) }
+    var names: [String] = []
+    while let entry = readdir(tasks) {
+        let task = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard task.first?.isNumber == true, let name = try? KernelFile.read(FilePath("/proc/self/task/\(task)/comm")) else { continue }
+        names.append(String(name.trimmingSuffix(while: \.isNewline)))
+    }
+    return names
 }

@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Foundation
 import Jemalloc
 import MemoryPressure
@@ -38,61 +39,35 @@ func fill(_ cache: NSCache<NSNumber, Payload>) {
     for index in 0..<entryCount { cache.setObject(payloads[index], forKey: numberKeys[index], cost: 1) }
 }
 
-/// Live bytes and live allocations, after flushing this thread's cache so freed bytes are not
-/// counted as allocated. The malloc interposer adds 16 bytes to each allocation; the count lets the
-/// caller take that out.
-func heapUsage() -> (bytes: Int, allocations: Int) {
-    try! Jemalloc.flushThreadCache()
-    try! Jemalloc.advanceEpoch()
-    func read(_ name: String) -> Int { Int(try! MallctlKey<UInt64>("stats.arenas.4096.\(name)").read()) }
-    let allocations = read("small.nmalloc") - read("small.ndalloc") + read("large.nmalloc") - read("large.ndalloc")
-    return (try! MallctlKey.statsAllocated.read(), allocations)
-}
-
-let interposerHeader = 16
-
-/// Bytes per entry beyond the key and the value reference, and allocations per entry.
+/// Bytes per entry beyond the key and the value reference, and allocations per thousand entries.
 func overheadPerEntry(keyAndValueBytes: Int, _ fillCache: () -> AnyObject) -> (bytes: Int, allocations: Int) {
-    let before = heapUsage()
-    let cache = fillCache()
-    let after = heapUsage()
+    let (cache, growth) = HeapUsage.measureGrowth(fillCache)
     withExtendedLifetime(cache) {}
-    let allocations = after.allocations - before.allocations
-    let bytes = after.bytes - before.bytes - allocations * interposerHeader
-    return (bytes / entryCount - keyAndValueBytes, allocations * 1000 / entryCount)
+    return (growth.bytes / entryCount - keyAndValueBytes, growth.liveAllocations * 1000 / entryCount)
 }
 
-let bytesPerEntry = BenchmarkMetric.custom("overhead bytes per entry")
-let allocationsPerThousandEntries = BenchmarkMetric.custom("allocations per 1000 entries")
+let bytesPerEntry = BenchmarkMetric.custom("overhead bytes per entry", useScalingFactor: false)
+let allocationsPerThousandEntries = BenchmarkMetric.custom("allocations per 1000 entries", useScalingFactor: false)
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .throughput],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        maxDuration: .seconds(10),
-        maxIterations: 10
+    // NSCache is slow enough that four runs take as long as ten of PurgeableCache.
+    Benchmark.defaultConfiguration = RunMode.current.configuration(
+        timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 10
     )
-    let nsCacheConfiguration = Benchmark.Configuration(
-        metrics: [.wallClock, .cpuTotal, .throughput],
-        timeUnits: .milliseconds,
-        warmupIterations: 1,
-        maxDuration: .seconds(10),
-        maxIterations: 4
+    let nsCacheConfiguration = RunMode.current.configuration(
+        timeUnits: .milliseconds, maxDuration: .seconds(10), maxIterations: 4
     )
-    let memoryConfiguration = Benchmark.Configuration(
-        metrics: [bytesPerEntry, allocationsPerThousandEntries],
-        warmupIterations: 0,
-        maxIterations: 1
+    let memoryConfiguration = RunMode.current.configuration(
+        timed: [], counted: [bytesPerEntry, allocationsPerThousandEntries], warmupIterations: 0, maxIterations: 1
     )
 
-    Benchmark("Cache insert 200k: PurgeableCache") { benchmark in
+    Benchmark("Cache-insert-200k:PurgeableCache") { benchmark in
         let cache = purgeableCache()
         benchmark.startMeasurement()
         fill(cache)
         benchmark.stopMeasurement()
     }
-    Benchmark("Cache insert 200k: NSCache", configuration: nsCacheConfiguration) { benchmark in
+    Benchmark("Cache-insert-200k:NSCache", configuration: nsCacheConfiguration) { benchmark in
         let cache = nsCache()
         benchmark.startMeasurement()
         fill(cache)
@@ -101,36 +76,36 @@ let benchmarks: @Sendable () -> Void = {
 
     let filledPurgeable = purgeableCache()
     fill(filledPurgeable)
-    Benchmark("Cache hit 200k: PurgeableCache") { _ in
+    Benchmark("Cache-hit-200k:PurgeableCache") { _ in
         for index in 0..<entryCount { blackHole(filledPurgeable.value(forKey: index)) }
     }
     let filledNSCache = nsCache()
     fill(filledNSCache)
-    Benchmark("Cache hit 200k: NSCache", configuration: nsCacheConfiguration) { _ in
+    Benchmark("Cache-hit-200k:NSCache", configuration: nsCacheConfiguration) { _ in
         for index in 0..<entryCount { blackHole(filledNSCache.object(forKey: numberKeys[index])) }
     }
 
-    Benchmark("Cache insert with eviction 200k (limit 20k): PurgeableCache") { benchmark in
+    Benchmark("Cache-insert-evicting-200k-limit-20k:PurgeableCache") { benchmark in
         let cache = purgeableCache(countLimit: evictionCountLimit)
         benchmark.startMeasurement()
         fill(cache)
         benchmark.stopMeasurement()
     }
-    Benchmark("Cache insert with eviction 200k (limit 20k): NSCache", configuration: nsCacheConfiguration) { benchmark in
+    Benchmark("Cache-insert-evicting-200k-limit-20k:NSCache", configuration: nsCacheConfiguration) { benchmark in
         let cache = nsCache(countLimit: evictionCountLimit)
         benchmark.startMeasurement()
         fill(cache)
         benchmark.stopMeasurement()
     }
 
-    Benchmark("Cache empty 200k: PurgeableCache") { benchmark in
+    Benchmark("Cache-empty-200k:PurgeableCache") { benchmark in
         let cache = purgeableCache()
         fill(cache)
         benchmark.startMeasurement()
         cache.removeAll()
         benchmark.stopMeasurement()
     }
-    Benchmark("Cache empty 200k: NSCache", configuration: nsCacheConfiguration) { benchmark in
+    Benchmark("Cache-empty-200k:NSCache", configuration: nsCacheConfiguration) { benchmark in
         let cache = nsCache()
         fill(cache)
         benchmark.startMeasurement()
@@ -138,7 +113,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.stopMeasurement()
     }
 
-    Benchmark("Cache memory per entry: PurgeableCache", configuration: memoryConfiguration) { benchmark in
+    Benchmark("Cache-memory-per-entry:PurgeableCache", configuration: memoryConfiguration) { benchmark in
         let overhead = overheadPerEntry(keyAndValueBytes: MemoryLayout<Int>.size + MemoryLayout<Payload>.size) {
             let cache = purgeableCache()
             fill(cache)
@@ -147,7 +122,7 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(bytesPerEntry, overhead.bytes)
         benchmark.measurement(allocationsPerThousandEntries, overhead.allocations)
     }
-    Benchmark("Cache memory per entry: NSCache", configuration: memoryConfiguration) { benchmark in
+    Benchmark("Cache-memory-per-entry:NSCache", configuration: memoryConfiguration) { benchmark in
         let overhead = overheadPerEntry(keyAndValueBytes: MemoryLayout<NSNumber>.size + MemoryLayout<Payload>.size) {
             let cache = nsCache()
             fill(cache)

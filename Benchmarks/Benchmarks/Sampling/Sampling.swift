@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Jemalloc
 import Logging
 import MemoryPressure
@@ -6,28 +7,29 @@ import MemoryPressure
 /// A logger that drops everything, for samplers made once per measurement.
 let silent = Logger(label: "benchmark") { _ in SwiftLogNoOpLogHandler() }
 
-/// The cost of reading the figures the pressure monitor samples.
+/// The cost of reading the figures the pressure monitor samples, and of the monitor itself.
 let benchmarks: @Sendable () -> Void = {
     // Each measured run is a thousand operations, so that per-run set-up and the harness's own
     // costs do not swamp operations that take tens of nanoseconds.
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput],
-        scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 100_000
+    Benchmark.defaultConfiguration = RunMode.current.configuration(scalingFactor: .kilo, maxIterations: 100_000)
+    let countingAllocations = RunMode.current.configuration(
+        counted: [allocationsPerOperation], scalingFactor: .kilo, maxIterations: 100_000
     )
 
     // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
     // per run would make each run slower than the last.
     let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
 
-    Benchmark("jemalloc epoch refresh") { benchmark in
+    // Names carry no spaces: the benchmark tool writes threshold files with spaces replaced but
+    // reads them with the names as they are.
+    Benchmark("jemalloc-epoch-refresh") { benchmark in
         for _ in benchmark.scaledIterations {
             try Jemalloc.advanceEpoch()
         }
     }
 
-    Benchmark("jemalloc statistics through cached MIBs (no epoch)") { benchmark in
+    // Six process statistics without an epoch refresh, through MIBs resolved once, and by name.
+    Benchmark("jemalloc-statistics-cached-MIBs") { benchmark in
         let reader = try JemallocStatistics.Reader()
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -35,7 +37,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("jemalloc statistics by name (no epoch)") { benchmark in
+    Benchmark("jemalloc-statistics-by-name") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try MallctlKey.statsAllocated.read())
             blackHole(try MallctlKey.statsActive.read())
@@ -46,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("arena statistics through cached MIBs (no epoch)") { benchmark in
+    Benchmark("arena-statistics-cached-MIBs") { benchmark in
         let arena = try sampledArena.get()
         let reader = try ArenaStatistics.Reader()
         benchmark.startMeasurement()
@@ -55,28 +57,70 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("process resident bytes (/proc/self/statm opened each time)") { benchmark in
+    // The files of a sample opened, read and closed each time, for comparison with the kept-open
+    // descriptors the sampler uses.
+    Benchmark("statm-opened-each-time") { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try ProcessMemory.current())
         }
     }
 
-    // Samplers are made before the measurement starts: making one finds the cgroup and PSI files,
-    // which costs far more than a sample, and logs the figures this machine lacks.
-    Benchmark("sample: cheap path (statm only)") { benchmark in
+    Benchmark("PSI-opened-each-time") { benchmark in
+        let path = PressureStallSampleSource().path
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? PressureStall.read(from: path))
+        }
+    }
+
+    // Samplers are made before the measurement starts: making one finds the cgroup and PSI files
+    // and opens them, which costs far more than a sample, and logs the figures this machine lacks.
+    // A cheap sample reads /proc/self/statm; a full one also refreshes jemalloc's epoch and reads
+    // its statistics, one arena's, the cgroup's files where they exist and PSI. The allocations
+    // are counted after the timed loop, over as many samples again.
+    Benchmark("sample-cheap", configuration: countingAllocations) { benchmark in
         var sampler = MemorySampler(logger: silent)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(sampler.sample(.cheap))
         }
+        benchmark.stopMeasurement()
+        benchmark.measurement(allocationsPerOperation, HeapUsage.allocationsPerRun(1000) { blackHole(sampler.sample(.cheap)) })
     }
 
-    Benchmark("sample: full (statm, epoch, jemalloc, arena, cgroup, PSI)") { benchmark in
-        let arena = try sampledArena.get()
-        var sampler = MemorySampler(arenas: { [arena] }, logger: silent)
+    Benchmark("sample-full", configuration: countingAllocations) { benchmark in
+        let arenas: Set = [try sampledArena.get()]
+        var sampler = MemorySampler(arenas: { arenas }, logger: silent)
+        _ = sampler.sample(.full)  // sources whose files are missing are retired on the first sample
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(sampler.sample(.full))
         }
+        benchmark.stopMeasurement()
+        benchmark.measurement(allocationsPerOperation, HeapUsage.allocationsPerRun(1000) { blackHole(sampler.sample(.full)) })
+    }
+
+    // The monitor at its defaults (250 ms interval, a full sample at least every second, the PSI
+    // trigger armed), measured on its own thread while this one sleeps.
+    let monitoredTime: Duration = RunMode.current == .short ? .milliseconds(500) : .seconds(4)
+    Benchmark(
+        "monitor-CPU-per-second",
+        configuration: RunMode.current.configuration(
+            timed: [monitorCPU], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 4
+        )
+    ) { benchmark in
+        let budget = try MemoryBudget(totalBytes: 1 << 30, limits: MemoryLimits(physicalBytes: 1 << 40))
+        let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silent))
+        try monitor.start()
+        // Steady state: from after the first sample (the thread's start-up, arming the PSI
+        // trigger and the first full sample are not the per-second cost).
+        while monitor.latestSample == nil {
+            sleep(for: .milliseconds(1))
+        }
+        let start = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread")
+        sleep(for: monitoredTime)
+        let spent = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread") - start
+        monitor.stop()
+        benchmark.measurement(monitorCPU, spent * 1000 / Int(monitoredTime / .milliseconds(1)))
     }
 }

@@ -2,6 +2,8 @@
 public enum CacheError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A limit was zero or negative; limits are at least 1 (leave one out for no limit).
     case nonPositiveLimit(name: String, value: Int)
+    /// A count limit was larger than a cache can hold (``PurgeableCache/maximumCount``).
+    case countLimitTooLarge(Int, maximum: Int)
     /// An entry's cost was negative; costs are 0 or more.
     case negativeCost(Int)
     /// A fraction to keep was outside 0 through 1 (or not a number).
@@ -15,6 +17,8 @@ public enum CacheError: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .nonPositiveLimit(let name, let value):
             "cache \(name) limit \(value) is not positive; expected 1 or more, or no limit"
+        case .countLimitTooLarge(let limit, let maximum):
+            "cache count limit \(limit) is larger than a cache holds; expected 1 through \(maximum), or no limit"
         case .negativeCost(let cost):
             "cache entry cost \(cost) is negative; expected 0 or more"
         case .fractionOutOfRange(let fraction):

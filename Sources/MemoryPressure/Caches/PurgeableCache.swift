@@ -28,13 +28,18 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     public let payloadLocation: PayloadLocation
     /// The most total cost kept, or nil for no limit.
     public let costLimit: Int?
-    /// The most entries kept, or nil for no limit.
+    /// The most entries kept, or nil for no limit other than ``maximumCount``.
     public let countLimit: Int?
+
+    /// The most entries any cache keeps (16,777,214): a cache without a count limit evicts its least
+    /// recently used entries beyond it, as if that were its limit.
+    public static var maximumCount: Int { LRUList<Key, Value>.maximumCount }
 
     @usableFromInline let entries: Mutex<LRUList<Key, Value>>
     @usableFromInline let evictionHandler: EvictionHandler?
 
-    /// Makes an empty cache. Limits, when given, must be at least 1.
+    /// Makes an empty cache. Limits, when given, must be at least 1, and a count limit at most
+    /// ``maximumCount``.
     public init(
         name: String,
         owner: AppIdentifier,
@@ -46,6 +51,9 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     ) throws(CacheError) {
         if let costLimit, costLimit < 1 { throw CacheError.nonPositiveLimit(name: "cost", value: costLimit) }
         if let countLimit, countLimit < 1 { throw CacheError.nonPositiveLimit(name: "count", value: countLimit) }
+        if let countLimit, countLimit > Self.maximumCount {
+            throw CacheError.countLimitTooLarge(countLimit, maximum: Self.maximumCount)
+        }
         self.name = name
         self.owner = owner
         self.category = category
@@ -91,11 +99,12 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     @inlinable
     public func removeAll() {
         // The entries are released here, after the lock is released.
-        _ = entries.withLock { entries in
-            let removed = entries
-            entries = LRUList()
+        let removed = entries.withLock { entries in
+            var removed = LRUList<Key, Value>()
+            swap(&removed, &entries)
             return removed
         }
+        _ = consume removed
     }
 
     /// Removes least recently used entries until the total cost is at most `cost`.
@@ -129,7 +138,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     @inlinable
     func exceedsLimits(count: Int, totalCost: Int) -> Bool {
-        count > countLimit ?? .max || totalCost > costLimit ?? .max
+        count > countLimit ?? Self.maximumCount || totalCost > costLimit ?? .max
     }
 
     private func trim(keeping fraction: Double) -> CachePurgeResult {

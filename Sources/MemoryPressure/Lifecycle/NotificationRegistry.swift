@@ -21,9 +21,22 @@ final class NotificationRegistry: Sendable {
 
     private struct State {
         var mode = Mode.dropping
+        /// In the order added, hence by ascending token.
         var observers: [Observer] = []
         var pending: [AppNotification] = []
         var nextToken = 0
+
+        /// Where the observer `token` names sits, found by binary search (tokens only grow), so a
+        /// delivery to n observers checks each one's registration in O(log n).
+        func index(of token: NotificationObserverToken) -> Int? {
+            var low = 0
+            var high = observers.count
+            while low < high {
+                let middle = (low + high) / 2
+                if observers[middle].token.rawValue < token.rawValue { low = middle + 1 } else { high = middle }
+            }
+            return low < observers.count && observers[low].token == token ? low : nil
+        }
     }
 
     private let state = Mutex(State())
@@ -43,7 +56,7 @@ final class NotificationRegistry: Sendable {
 
     func remove(_ token: NotificationObserverToken) {
         let removed = state.withLock { state -> Observer? in
-            guard let index = state.observers.firstIndex(where: { $0.token == token }) else { return nil }
+            guard let index = state.index(of: token) else { return nil }
             return state.observers.remove(at: index)
         }
         removed?.onRemove?()
@@ -77,7 +90,7 @@ final class NotificationRegistry: Sendable {
         }
         var called = 0
         for observer in snapshot {
-            let registered = state.withLock { state in state.observers.contains { $0.token == observer.token } }
+            let registered = state.withLock { state in state.index(of: observer.token) != nil }
             guard registered else { continue }
             observer.handler(app, notification)
             called += 1

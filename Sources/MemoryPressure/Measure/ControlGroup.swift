@@ -28,7 +28,19 @@ public struct ControlGroup: Hashable, Sendable {
 
     /// `memory.current`: bytes the cgroup uses now, page cache included.
     public func currentBytes() throws(MeasurementError) -> Int {
-        try KernelFile.parse(path("memory.current")) { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+        try KernelFile.parseBytes(path("memory.current"), capacity: Self.byteCountCapacity, Self.parseByteCount(_:))
+    }
+
+    /// Reads `memory.current` kept open (the sampling path).
+    static func currentBytes(from file: OpenKernelFile) throws(MeasurementError) -> Int {
+        try file.parse(capacity: byteCountCapacity, parseByteCount(_:))
+    }
+
+    /// A number of bytes and a newline.
+    private static let byteCountCapacity = 32
+
+    private static func parseByteCount(_ text: UnsafeRawBufferPointer) -> Int? {
+        KernelText.unsigned(KernelText.trimmed(text)).flatMap { Int(exactly: $0) }
     }
 
     /// `memory.max`: the hard limit, beyond which the kernel's OOM killer acts.

@@ -20,25 +20,89 @@ public struct ControlGroupEvents: Hashable, Sendable {
         self.oomKill = oomKill
     }
 
-    /// Parses the text of `memory.events`: lines of `name count`. Names this type does not know
-    /// (newer kernels add some) are skipped; the five it knows must all be present.
-    init?(parsing text: Substring) {
-        var counts: [Substring: Int] = [:]
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 2, let count = Int(fields[1]), count >= 0 else { return nil }
-            counts[fields[0]] = count
+    /// Parses the text of `memory.events`: lines of `name count`, without allocating. Names this
+    /// type does not know (newer kernels add some) are skipped; the five it knows must all be present.
+    init?<Text: Collection<UInt8>>(parsing text: Text) {
+        var events = ControlGroupEvents()
+        var found: UInt8 = 0
+        let wellFormed = KernelText.allLines(of: text) { line in
+            var name: Text.SubSequence?
+            var count: Int?
+            let fieldsAccepted = KernelText.allFields(of: line) { field in
+                if name == nil {
+                    name = field
+                    return true
+                }
+                guard count == nil else { return false }
+                count = KernelText.unsigned(field).flatMap { Int(exactly: $0) }
+                return count != nil
+            }
+            guard fieldsAccepted, let name, let count else { return false }
+            if let counter = Counter(named: name) {
+                events[counter] = count
+                found |= 1 << counter.rawValue
+            }
+            return true
         }
-        guard let low = counts["low"], let high = counts["high"], let max = counts["max"],
-              let oom = counts["oom"], let oomKill = counts["oom_kill"]
-        else { return nil }
-        self.init(low: low, high: high, max: max, oom: oom, oomKill: oomKill)
+        guard wellFormed, found == 1 << Counter.allCases.count - 1 else { return nil }
+        self = events
+    }
+
+    /// The counters this type keeps, by their names in `memory.events`.
+    private enum Counter: UInt8, CaseIterable {
+        case low, high, max, oom, oomKill
+
+        init?(named name: some Collection<UInt8>) {
+            guard let counter = Self.allCases.first(where: { KernelText.matches(name, $0.fileName) }) else { return nil }
+            self = counter
+        }
+
+        var fileName: StaticString {
+            switch self {
+            case .low: "low"
+            case .high: "high"
+            case .max: "max"
+            case .oom: "oom"
+            case .oomKill: "oom_kill"
+            }
+        }
+    }
+
+    private subscript(counter: Counter) -> Int {
+        get {
+            switch counter {
+            case .low: low
+            case .high: high
+            case .max: max
+            case .oom: oom
+            case .oomKill: oomKill
+            }
+        }
+        set {
+            switch counter {
+            case .low: low = newValue
+            case .high: high = newValue
+            case .max: max = newValue
+            case .oom: oom = newValue
+            case .oomKill: oomKill = newValue
+            }
+        }
     }
 }
 
 extension ControlGroup {
     /// `memory.events`: how often the cgroup hit each of its limits.
     public func events() throws(MeasurementError) -> ControlGroupEvents {
-        try KernelFile.parse(path("memory.events"), ControlGroupEvents.init(parsing:))
+        try KernelFile.parseBytes(path("memory.events"), capacity: ControlGroupEvents.fileCapacity) { ControlGroupEvents(parsing: $0) }
     }
+}
+
+extension ControlGroupEvents {
+    /// Reads the counters from `memory.events` kept open (the sampling path).
+    static func read(from file: OpenKernelFile) throws(MeasurementError) -> ControlGroupEvents {
+        try file.parse(capacity: fileCapacity) { ControlGroupEvents(parsing: $0) }
+    }
+
+    /// Today's six or so lines, with room for more.
+    static let fileCapacity = 1024
 }

@@ -1,30 +1,37 @@
-/// The process's cgroup v2: `memory.current` and `memory.events`.
+/// The process's cgroup v2: `memory.current` and `memory.events`, kept open and re-read on each
+/// full sample.
 public struct ControlGroupSampleSource: MemorySampleSource {
-    private let group: Result<ControlGroup, MeasurementError>
+    /// Names the cgroup's directory in log lines.
+    public let name: String
+    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile), MeasurementError>
 
-    /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none,
-    /// every read reports why.
+    /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
+    /// has no memory controller, every read reports why.
     public init() {
-        group = Result { () throws(MeasurementError) in try ControlGroup.current() }
+        do {
+            self.init(group: try ControlGroup.current())
+        } catch {
+            self.init(name: "cgroup v2", files: .failure(error))
+        }
     }
 
     /// The cgroup at a known directory.
     public init(group: ControlGroup) {
-        self.group = .success(group)
+        self.init(name: "cgroup \(group.directory)", files: Result { () throws(MeasurementError) in
+            (try OpenKernelFile(group.path("memory.current")), try OpenKernelFile(group.path("memory.events")))
+        })
     }
 
-    public var name: String {
-        switch group {
-        case .success(let group): "cgroup \(group.directory)"
-        case .failure: "cgroup v2"
-        }
+    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile), MeasurementError>) {
+        self.name = name
+        self.files = files
     }
 
     public var depth: SampleDepth { .full }
 
     public func read(into sample: inout MemorySample) throws {
-        let group = try group.get()
-        sample.cgroupCurrentBytes = try group.currentBytes()
-        sample.cgroupEvents = try group.events()
+        let files = try files.get()
+        sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: files.current)
+        sample.cgroupEvents = try ControlGroupEvents.read(from: files.events)
     }
 }

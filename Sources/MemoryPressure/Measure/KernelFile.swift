@@ -29,23 +29,14 @@ enum KernelFile {
         return value
     }
 
-    /// Reads at most `capacity` bytes of `path` into a stack buffer and parses them with `parse`,
-    /// without allocating: for files sampled many times a second.
+    /// Opens `path`, parses its text with `parse` as ``OpenKernelFile/parse(capacity:_:)`` does,
+    /// and closes it. Files sampled many times a second are kept open instead.
     static func parseBytes<Value>(
         _ path: FilePath,
         capacity: Int,
         _ parse: (UnsafeRawBufferPointer) -> Value?
     ) throws(MeasurementError) -> Value {
-        let parsed = try withOpenFile(path) { descriptor in
-            try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                let count = try descriptor.read(into: buffer)
-                return parse(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            }
-        }
-        guard let parsed else {
-            throw MeasurementError(path: path, reason: .malformed((try? read(path)) ?? ""))
-        }
-        return parsed
+        try OpenKernelFile(path).parse(capacity: capacity, parse)
     }
 
     /// Opens `path` for reading, runs `body` with it and closes it, turning failures into
@@ -57,11 +48,8 @@ enum KernelFile {
         do {
             let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
             return try descriptor.closeAfter { try body(descriptor) }
-        } catch let errno as Errno {
-            throw MeasurementError(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
         } catch {
-            // swift-system throws only Errno; anything else is reported with its own words.
-            throw MeasurementError(path: path, reason: .malformed("\(error)"))
+            throw MeasurementError(path: path, opening: error)
         }
     }
 }

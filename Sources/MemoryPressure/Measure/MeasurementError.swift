@@ -23,6 +23,13 @@ public struct MeasurementError: Error, Hashable, Sendable, CustomStringConvertib
         self.reason = reason
     }
 
+    /// An error opening or reading `path`: a missing file is `.missing`, any other failure
+    /// `.unreadable` (swift-system throws only `Errno`; anything else counts as an I/O error).
+    init(path: FilePath, opening error: any Error) {
+        let errno = error as? Errno ?? .ioError
+        self.init(path: path, reason: errno == .noSuchFileOrDirectory ? .missing : .unreadable(errno))
+    }
+
     public var description: String {
         switch reason {
         case .missing:

@@ -40,41 +40,71 @@ public struct PressureStall: Hashable, Sendable {
 
     /// Reads the figures from `path`.
     public static func read(from path: FilePath = systemPath) throws(MeasurementError) -> PressureStall {
-        try KernelFile.parse(path, parse(_:))
+        try KernelFile.parseBytes(path, capacity: fileCapacity, parse(_:))
     }
 
+    /// Reads the figures from a PSI file kept open (the sampling path).
+    static func read(from file: OpenKernelFile) throws(MeasurementError) -> PressureStall {
+        try file.parse(capacity: fileCapacity, parse(_:))
+    }
+
+    /// Two lines of four figures with room to spare.
+    private static let fileCapacity = 512
+
     /// Parses a PSI file's text: a `some` line and a `full` line, each
-    /// `avg10=… avg60=… avg300=… total=…`.
-    static func parse(_ text: Substring) -> PressureStall? {
+    /// `avg10=… avg60=… avg300=… total=…`, without allocating.
+    static func parse(_ text: some Collection<UInt8>) -> PressureStall? {
         var some: Figures?
         var full: Figures?
-        for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard let kind = fields.first else { continue }
-            let figures = parseFigures(fields.dropFirst())
-            switch kind {
-            case "some": some = figures
-            case "full": full = figures
-            default: return nil
+        let wellFormed = KernelText.allLines(of: text) { line in
+            var isSome: Bool?
+            var figures = PartialFigures()
+            let fieldsAccepted = KernelText.allFields(of: line) { field in
+                guard isSome != nil else {
+                    isSome = KernelText.matches(field, "some") ? true : KernelText.matches(field, "full") ? false : nil
+                    return isSome != nil
+                }
+                return figures.take(field)
             }
+            guard fieldsAccepted, let isSome, let complete = figures.complete else { return false }
+            if isSome { some = complete } else { full = complete }
+            return true
         }
-        guard let some, let full else { return nil }
+        guard wellFormed, let some, let full else { return nil }
         return PressureStall(some: some, full: full)
     }
 
-    private static func parseFigures(_ fields: ArraySlice<Substring>) -> Figures? {
-        var values: [Substring: Substring] = [:]
-        for field in fields {
-            let pair = field.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2 else { return nil }
-            values[pair[0]] = pair[1]
+    /// The figures of one line as its fields are read.
+    private struct PartialFigures {
+        var average10: Double?
+        var average60: Double?
+        var average300: Double?
+        var total: UInt64?
+
+        /// Takes one `name=value` field; names it does not know are skipped. False when the field is
+        /// malformed or an average is outside 0...100.
+        mutating func take<Field: Collection<UInt8>>(_ field: Field) -> Bool {
+            guard let (name, value) = KernelText.nameAndValue(field) else { return false }
+            if KernelText.matches(name, "total") {
+                total = KernelText.unsigned(value)
+                return total != nil
+            }
+            let percentage = KernelText.decimal(value).flatMap { (0...100).contains($0) ? $0 : nil }
+            if KernelText.matches(name, "avg10") {
+                average10 = percentage
+            } else if KernelText.matches(name, "avg60") {
+                average60 = percentage
+            } else if KernelText.matches(name, "avg300") {
+                average300 = percentage
+            } else {
+                return true
+            }
+            return percentage != nil
         }
-        guard let average10 = values["avg10"].flatMap({ Double($0) }),
-              let average60 = values["avg60"].flatMap({ Double($0) }),
-              let average300 = values["avg300"].flatMap({ Double($0) }),
-              let total = values["total"].flatMap({ UInt64($0) }),
-              [average10, average60, average300].allSatisfy({ (0...100).contains($0) })
-        else { return nil }
-        return Figures(average10: average10, average60: average60, average300: average300, totalMicroseconds: total)
+
+        var complete: Figures? {
+            guard let average10, let average60, let average300, let total else { return nil }
+            return Figures(average10: average10, average60: average60, average300: average300, totalMicroseconds: total)
+        }
     }
 }

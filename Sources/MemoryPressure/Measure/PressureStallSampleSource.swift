@@ -1,10 +1,11 @@
 import SystemPackage
 
 /// Memory pressure stall information: the cgroup's own `memory.pressure` where it has one, else
-/// the system's `/proc/pressure/memory`.
+/// the system's `/proc/pressure/memory`, kept open and re-read on each full sample.
 public struct PressureStallSampleSource: MemorySampleSource {
     /// The PSI file read.
     public let path: FilePath
+    private let file: Result<OpenKernelFile, MeasurementError>
 
     /// Reads the PSI file of the calling process's cgroup, or the system's when the cgroup's is not
     /// there.
@@ -12,9 +13,10 @@ public struct PressureStallSampleSource: MemorySampleSource {
         self.init(path: Self.preferredPath())
     }
 
-    /// Reads the PSI file at `path`.
+    /// Reads the PSI file at `path`; when it cannot be opened, every read reports why.
     public init(path: FilePath) {
         self.path = path
+        file = Result { () throws(MeasurementError) in try OpenKernelFile(path) }
     }
 
     public var name: String { path.string }
@@ -22,7 +24,7 @@ public struct PressureStallSampleSource: MemorySampleSource {
     public var depth: SampleDepth { .full }
 
     public func read(into sample: inout MemorySample) throws {
-        sample.pressureStall = try PressureStall.read(from: path)
+        sample.pressureStall = try PressureStall.read(from: file.get())
     }
 
     /// The cgroup's `memory.pressure` when it can be read, else `/proc/pressure/memory`.

@@ -29,8 +29,16 @@ public struct ProcessMemory: Hashable, Sendable {
 
     /// Reads the calling process's figures now.
     public static func current() throws(MeasurementError) -> ProcessMemory {
-        try KernelFile.parseBytes(statmPath, capacity: 128) { parse(statm: $0, pageSize: systemPageSize) }
+        try KernelFile.parseBytes(statmPath, capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
+
+    /// Reads the figures from `/proc/self/statm` kept open (the cheap path).
+    static func read(from statm: OpenKernelFile) throws(MeasurementError) -> ProcessMemory {
+        try statm.parse(capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
+    }
+
+    /// Seven numbers of at most 20 digits and their separators.
+    private static let statmCapacity = 160
 
     /// Parses the text of a `statm` file: sizes in pages, `size resident shared text lib data dt`.
     static func parse(statm: some Collection<UInt8>, pageSize: Int) -> ProcessMemory? {

@@ -1,11 +1,11 @@
 /// The process's resident bytes from `/proc/self/statm`: the cheap figure read on every sample,
 /// through a descriptor kept open.
 public struct ProcessMemorySampleSource: MemorySampleSource {
-    private let file: Result<StatmFile, MeasurementError>
+    private let statm: Result<OpenKernelFile, MeasurementError>
 
     /// Opens `/proc/self/statm`; when that fails, every read reports why.
     public init() {
-        file = Result { () throws(MeasurementError) in try StatmFile() }
+        statm = Result { () throws(MeasurementError) in try OpenKernelFile(ProcessMemory.statmPath) }
     }
 
     public var name: String { ProcessMemory.statmPath.string }
@@ -13,6 +13,6 @@ public struct ProcessMemorySampleSource: MemorySampleSource {
     public var depth: SampleDepth { .cheap }
 
     public func read(into sample: inout MemorySample) throws {
-        sample.residentBytes = try file.get().read().residentBytes
+        sample.residentBytes = try ProcessMemory.read(from: statm.get()).residentBytes
     }
 }

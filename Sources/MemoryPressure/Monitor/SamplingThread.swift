@@ -6,8 +6,12 @@ import Musl
 import Synchronization
 import SystemPackage
 
-/// A dedicated thread running a ``SamplingLoop``; ``stop()`` wakes it and joins it.
+/// A dedicated thread, named `mempressure`, running a ``SamplingLoop``; ``stop()`` wakes it and
+/// joins it.
 final class SamplingThread: Sendable {
+    /// The thread's name, as `top -H` and `/proc/<pid>/task/<tid>/comm` show it.
+    static let name = "mempressure"
+
     let control: SamplingControl
     private let thread: Mutex<pthread_t?>
 
@@ -23,6 +27,7 @@ final class SamplingThread: Sendable {
         let start = Unmanaged.passRetained(Start(loop: loop)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
+            SamplingThread.nameCallingThread()
             var loop = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue().loop
             loop.run()
             return nil
@@ -32,6 +37,15 @@ final class SamplingThread: Sendable {
             throw Errno(rawValue: status)
         }
         self.thread = Mutex(thread)
+    }
+
+    /// Names the calling thread ``name`` (`pthread_setname_np` is not visible to Swift without
+    /// `_GNU_SOURCE`; writing its `comm` file does the same). A failure leaves the name as it was.
+    private static func nameCallingThread() {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = name.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        close(descriptor)
     }
 
     /// Asks the loop to stop and waits for the thread to end. Called from the sampling thread itself
