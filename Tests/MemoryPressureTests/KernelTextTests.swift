@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryTestSupport
 import SystemPackage
 import Testing
 

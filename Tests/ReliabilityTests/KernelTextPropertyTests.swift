@@ -11,14 +11,14 @@ import Testing
 
     @Test func garbageInKernelFilesIsRejectedWithoutCrashing() async {
         let tried = await BadInput.eachText(count: Self.count) { text in
-            let stall = PressureStall.parse(Substring(text))
+            let stall = PressureStall.parse(text.utf8)
             if let stall {
                 #expect([stall.some.average10, stall.full.average300].allSatisfy { (0...100).contains($0) })
             }
             if case .bytes(let bytes) = CgroupLimit(parsing: Substring(text)) {
                 #expect(bytes >= 0)
             }
-            if let events = ControlGroupEvents(parsing: Substring(text)) {
+            if let events = ControlGroupEvents(parsing: text.utf8) {
                 #expect(events.oomKill >= 0)
             }
             if let memory = ProcessMemory.parse(statm: Array(text.utf8), pageSize: 4096) {
@@ -43,7 +43,7 @@ import Testing
                 "\(kind) avg10=\(String(format2: averages.0)) avg60=\(String(format2: averages.1)) "
                     + "avg300=\(String(format2: averages.2)) total=\(total)"
             }
-            #expect(PressureStall.parse(Substring(line("some") + "\n" + line("full") + "\n")) == PressureStall(some: figures, full: figures))
+            #expect(PressureStall.parse((line("some") + "\n" + line("full") + "\n").utf8) == PressureStall(some: figures, full: figures))
 
             let limit = CgroupLimit.bytes(eventCount)
             #expect(CgroupLimit(parsing: Substring(limit.description)) == limit)
@@ -51,7 +51,7 @@ import Testing
 
             let events = ControlGroupEvents(low: eventCount, high: pages, max: 1, oom: 0, oomKill: eventCount / 2)
             let eventsText = "low \(eventCount)\nhigh \(pages)\nmax 1\noom 0\noom_kill \(eventCount / 2)\noom_group_kill 0\n"
-            #expect(ControlGroupEvents(parsing: Substring(eventsText)) == events)
+            #expect(ControlGroupEvents(parsing: eventsText.utf8) == events)
 
             let statm = "\(pages * 3) \(pages) \(pages / 2) 1 0 \(pages) 0\n"
             #expect(ProcessMemory.parse(statm: Array(statm.utf8), pageSize: 4096)

@@ -132,14 +132,14 @@ import Testing
         #expect(tally.total == Self.count)
     }
 
-    @Test func cacheLimitsAndCostsAreAcceptedExactlyWhenPositive() async throws {
+    @Test func cacheLimitsAndCostsAreAcceptedExactlyWhenPositiveAndWithinACachesReach() async throws {
         let tally = InputTally()
         let owner = try AppIdentifier("limits")
         await propertyCheck(count: Self.count, input: BadInput.integer, BadInput.integer) { limit, cost in
             tally.record()
             do throws(CacheError) {
                 let cache = try PurgeableCache<Int, Int>(name: "fuzz", owner: owner, category: .images, costLimit: limit, countLimit: limit)
-                #expect(limit >= 1)
+                #expect((1...PurgeableCache<Int, Int>.maximumCount).contains(limit))
                 do throws(CacheError) {
                     try cache.setValue(1, forKey: 1, cost: cost)
                     #expect(cost >= 0)
@@ -149,8 +149,12 @@ import Testing
                     #expect(error.description.contains("cost \(cost) is negative; expected 0 or more"))
                 }
             } catch {
-                #expect(limit < 1)
-                #expect(error.description.contains("limit \(limit) is not positive; expected 1 or more"))
+                if limit < 1 {
+                    #expect(error.description.contains("limit \(limit) is not positive; expected 1 or more"))
+                } else {
+                    #expect(limit > PurgeableCache<Int, Int>.maximumCount)
+                    #expect(error.description.contains("count limit \(limit) is larger than a cache holds; expected 1 through 16777214"))
+                }
             }
         }
         #expect(tally.total == Self.count)

@@ -1,9 +1,9 @@
-/// The process's cgroup v2: `memory.current` and `memory.events`, kept open and re-read on each
-/// full sample.
+/// The process's cgroup v2: `memory.current` and, where the cgroup has it, `memory.events`, kept
+/// open and re-read on each full sample.
 public struct ControlGroupSampleSource: MemorySampleSource {
     /// Names the cgroup's directory in log lines.
     public let name: String
-    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile), MeasurementError>
+    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MeasurementError>
 
     /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
     /// has no memory controller, every read reports why.
@@ -18,11 +18,17 @@ public struct ControlGroupSampleSource: MemorySampleSource {
     /// The cgroup at a known directory.
     public init(group: ControlGroup) {
         self.init(name: "cgroup \(group.directory)", files: Result { () throws(MeasurementError) in
-            (try OpenKernelFile(group.path("memory.current")), try OpenKernelFile(group.path("memory.events")))
+            let current = try OpenKernelFile(group.path("memory.current"))
+            do throws(MeasurementError) {
+                return (current, try OpenKernelFile(group.path("memory.events")))
+            } catch {
+                guard error.reason == .missing else { throw error }
+                return (current, nil)
+            }
         })
     }
 
-    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile), MeasurementError>) {
+    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MeasurementError>) {
         self.name = name
         self.files = files
     }
@@ -32,6 +38,8 @@ public struct ControlGroupSampleSource: MemorySampleSource {
     public func read(into sample: inout MemorySample) throws {
         let files = try files.get()
         sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: files.current)
-        sample.cgroupEvents = try ControlGroupEvents.read(from: files.events)
+        if let events = files.events {
+            sample.cgroupEvents = try ControlGroupEvents.read(from: events)
+        }
     }
 }

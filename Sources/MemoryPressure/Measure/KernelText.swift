@@ -65,7 +65,13 @@ enum KernelText {
         else { return nil }
         var scale: UInt64 = 1
         for _ in 0..<fraction.count { scale *= 10 }
-        // Each division is correctly rounded, so `1.50` gives exactly the Double that "1.50" names.
+        // One correctly rounded division of two exact integers gives the Double that the text names
+        // (`1.57` is 157 / 100); adding a whole part to a rounded fraction could be off by one ulp.
+        let (scaledWhole, overflow) = whole.multipliedReportingOverflow(by: scale)
+        let (mantissa, carry) = scaledWhole.addingReportingOverflow(fractionValue)
+        if !overflow, !carry, mantissa <= 1 << 53, scale <= 1 << 53 {
+            return Double(mantissa) / Double(scale)
+        }
         return Double(whole) + Double(fractionValue) / Double(scale)
     }
 
