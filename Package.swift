@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
+        .library(name: "MemoryPressureSimulation", targets: ["MemoryPressureSimulation"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
     ],
     dependencies: [
@@ -35,11 +36,22 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // Simulated apps and scenarios, written on the public API of MemoryPressure as any user's
+        // service would be. Knows nothing of the command line.
+        .target(
+            name: "MemoryPressureSimulation",
+            dependencies: [
+                "MemoryPressure",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // The stress tool.
         .executableTarget(
             name: "mempressure",
             dependencies: [
                 "MemoryPressure",
+                "MemoryPressureSimulation",
                 "Jemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -53,6 +65,16 @@ let package = Package(
             dependencies: [
                 "MemoryPressure",
                 "Jemalloc",
+                "MemoryTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "MemoryPressureSimulationTests",
+            dependencies: [
+                "MemoryPressureSimulation",
+                "MemoryPressure",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
