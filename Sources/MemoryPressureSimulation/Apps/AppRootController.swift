@@ -24,7 +24,8 @@ final class AppRootController: ViewController {
     private var generator: SeededGenerator
     private var state: SavedState
     private var workingSet: [HeapBuffer] = []
-    private var workingSetBytes = 0
+    /// How far the working set has grown beyond what the app loaded.
+    private var grownBytes = 0
     private var spike: [HeapBuffer] = []
     private var playbackBuffer: HeapBuffer?
     private var cacheCredit = 0.0
@@ -104,20 +105,29 @@ final class AppRootController: ViewController {
         showCurrentScreen()
     }
 
-    /// Adds `bytes` to the app's own data, up to the profile's limit.
-    func grow(by bytes: Int, beyondLimit: Bool = false) {
-        guard beyondLimit || workingSetBytes + bytes <= profile.workingSet.limitBytes,
-              let buffer = allocate(bytes) else { return }
+    /// Grows the app's own data by `bytes`, up to the profile's limit.
+    private func grow(by bytes: Int) {
+        guard grownBytes + bytes <= profile.workingSet.limitBytes, let buffer = allocate(bytes) else { return }
         workingSet.append(buffer)
-        workingSetBytes += bytes
+        grownBytes += bytes
+    }
+
+    /// Loads what the app needs at launch into its own data.
+    func load() {
+        add(profile.launchBytes)
     }
 
     /// A fetch in the background: downloads the profile's fetch bytes into the app's own data.
     func fetch() {
-        var remaining = profile.fetchBytes
+        add(profile.fetchBytes)
+    }
+
+    /// Adds `bytes` to the app's own data, whatever its limit, in pieces.
+    private func add(_ bytes: Int) {
+        var remaining = bytes
         while remaining > 0 {
             let chunk = min(remaining, Self.workingSetChunk)
-            grow(by: chunk, beyondLimit: true)
+            if let buffer = allocate(chunk) { workingSet.append(buffer) }
             remaining -= chunk
         }
     }

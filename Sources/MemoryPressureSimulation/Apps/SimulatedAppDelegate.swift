@@ -57,6 +57,7 @@ final class SimulatedAppDelegate: AppDelegate {
         }
         app.rootViewController = root
         addWarningObservers(app, launch: launch)
+        root.load()
         if let fetch = BackgroundFetch(options) {
             root.fetch()
             beginBackgroundTask(app, root: root, lasting: fetch.work, endsPlayback: false)

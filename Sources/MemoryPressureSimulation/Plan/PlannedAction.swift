@@ -39,7 +39,7 @@ public struct PlannedAction: Hashable, Sendable, CustomStringConvertible {
         case .home: return "\(when) home"
         case .beginInterruption: return "\(when) interruption begins"
         case .endInterruption: return "\(when) interruption ends"
-        case .backgroundLaunch(let app, let work): return "\(when) background launch \(app) for \(work)"
+        case .backgroundLaunch(let app, let work): return "\(when) background launch \(app) for \(work.text)"
         case .beginSpike(let bytes): return "\(when) spike of \(bytes) bytes begins"
         case .endSpike: return "\(when) spike ends"
         }

@@ -31,12 +31,15 @@ public struct SimulationPlan: Hashable, Sendable {
         let scenario: Scenario
         var generator: SeededGenerator
         var foreground: AppIdentifier?
+        /// The apps the user or an event has launched so far.
+        var launched: Set<AppIdentifier> = []
         var actions: [PlannedAction] = []
 
         init(scenario: Scenario) {
             self.scenario = scenario
             generator = SeededGenerator(seed: scenario.seed, stream: 0)
             foreground = scenario.apps.first?.name
+            launched = Set(foreground.map { [$0] } ?? [])
         }
 
         mutating func build() -> [PlannedAction] {
@@ -74,6 +77,7 @@ public struct SimulationPlan: Hashable, Sendable {
             switch event.action {
             case .open(let app):
                 foreground = app
+                launched.insert(app)
                 append(event.time, .open(app))
             case .home:
                 foreground = nil
@@ -82,6 +86,7 @@ public struct SimulationPlan: Hashable, Sendable {
                 append(event.time, .beginInterruption)
                 append(event.time + length, .endInterruption)
             case .backgroundLaunch(let app, let work):
+                launched.insert(app)
                 append(event.time, .backgroundLaunch(app, work: work))
             case .spike(let bytes, let hold):
                 append(event.time, .beginSpike(bytes: bytes))
@@ -89,14 +94,18 @@ public struct SimulationPlan: Hashable, Sendable {
             }
         }
 
-        /// Draws one random decision at `time`; returns when the user is free to decide again.
+        /// Draws one random decision at `time`; returns when the user is free to decide again. At
+        /// the home screen the user opens an app rather than interrupting or spiking nothing; an
+        /// event launches into the background an app the user has not launched if there is one.
         mutating func decide(at time: Duration, _ activity: RandomActivity) -> Duration {
-            guard let kind = generator.weightedIndex(activity.weights.all) else { return scenario.duration }
+            guard var kind = generator.weightedIndex(activity.weights.all) else { return scenario.duration }
+            if foreground == nil, kind != 3, activity.weights.open > 0 { kind = 0 }
             let others = scenario.apps.map(\.name).filter { $0 != foreground }
             switch kind {
             case 0:
                 guard let app = pick(from: others) else { return time }
                 foreground = app
+                launched.insert(app)
                 append(time, .open(app))
             case 1:
                 guard foreground != nil else { return time }
@@ -109,7 +118,9 @@ public struct SimulationPlan: Hashable, Sendable {
                 append(time + length, .endInterruption)
                 return time + length
             case 3:
-                guard let app = pick(from: others) else { return time }
+                let notLaunched = others.filter { !launched.contains($0) }
+                guard let app = pick(from: notLaunched.isEmpty ? others : notLaunched) else { return time }
+                launched.insert(app)
                 append(time, .backgroundLaunch(app, work: draw(activity.backgroundWork)))
             default:
                 guard foreground != nil else { return time }

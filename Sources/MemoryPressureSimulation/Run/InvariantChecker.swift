@@ -12,12 +12,17 @@ import Synchronization
 ///
 /// It follows the apps' states from the lifecycle events themselves (never asking an app, since
 /// lifecycle observers run under the app's lock), and reads footprints from the system's registry.
+/// "At that moment" is judged without races: the apps compared with a pressure termination's victim
+/// are those suspended all the way from the start of the ladder run that chose it until the victim
+/// stopped (for a background victim, until its `willTerminate`), whose footprints cannot have grown
+/// meanwhile, since suspended apps run no code.
 final class InvariantChecker: Sendable {
-    /// What the apps looked like when one of them stopped running.
-    private struct Snapshot {
+    /// An app as it stopped running, and the suspended apps' footprints then.
+    struct Stop: Sendable {
+        var time: ContinuousClock.Instant
         var state: AppState
         var footprintBytes: Int
-        var suspended: [(app: AppIdentifier, footprintBytes: Int)]
+        var suspendedFootprints: [AppIdentifier: Int]
     }
 
     private struct State {
@@ -25,7 +30,12 @@ final class InvariantChecker: Sendable {
         /// Each app's state changes, in order, with when they were reported.
         var history: [AppIdentifier: [(time: ContinuousClock.Instant, state: AppState)]] = [:]
         var callbacks: [AppIdentifier: CallbackSequence] = [:]
-        var stopping: [AppIdentifier: Snapshot] = [:]
+        /// The last stop of each app, until its termination's reason is known.
+        var stopping: [AppIdentifier: Stop] = [:]
+        /// Apps terminated for system pressure, until the ladder run that chose them is checked.
+        var pressureVictims: [AppIdentifier: Stop] = [:]
+        /// When each app's last `willTerminate` began.
+        var willTerminate: [AppIdentifier: ContinuousClock.Instant] = [:]
         var violations: [String] = []
     }
 
@@ -53,23 +63,25 @@ final class InvariantChecker: Sendable {
     func observe(_ event: LifecycleEvent, at time: ContinuousClock.Instant = .now) {
         switch event {
         case .stateChanged(let app, let from, let to):
-            let snapshot = to == .notRunning ? snapshot(stopping: app, from: from) : nil
+            let stop = to == .notRunning ? self.stop(of: app, from: from, at: time) : nil
             state.withLock { state in
                 state.states[app] = to
                 state.history[app, default: []].append((time, to))
-                if let snapshot { state.stopping[app] = snapshot }
+                if let stop { state.stopping[app] = stop }
             }
         case .terminated(let app, let reason, let from):
             journal.recordTermination(of: app)
             state.withLock { state in
-                let snapshot = state.stopping.removeValue(forKey: app)
-                guard reason == .systemPressure else { return }
-                if let problem = Self.pressureProblem(app, from: from, snapshot: snapshot) {
-                    state.violations.append(at(time) + problem)
+                guard let stop = state.stopping.removeValue(forKey: app), reason == .systemPressure else { return }
+                if from == .active || from == .inactive {
+                    state.violations.append(at(time) + "\(app) was terminated for system pressure while \(from)")
+                } else {
+                    state.pressureVictims[app] = stop
                 }
             }
         case .callback(let app, let callback):
             state.withLock { state in
+                if callback == .willTerminate { state.willTerminate[app] = time }
                 if let problem = state.callbacks[app, default: CallbackSequence()].accept(callback) {
                     state.violations.append(at(time) + "\(app): \(problem)")
                 }
@@ -81,40 +93,51 @@ final class InvariantChecker: Sendable {
         }
     }
 
-    /// The footprints of `app` and of the suspended apps as `app` stops running.
-    private func snapshot(stopping app: AppIdentifier, from: AppState) -> Snapshot {
+    /// `app` as it stops running, with the footprints of the apps suspended then.
+    private func stop(of app: AppIdentifier, from: AppState, at time: ContinuousClock.Instant) -> Stop {
         let suspended = state.withLock { state in
             state.states.filter { $0.key != app && $0.value == .suspended }.map(\.key)
         }
-        return Snapshot(
-            state: from, footprintBytes: footprint(app),
-            suspended: suspended.map { ($0, footprint($0)) }
+        return Stop(
+            time: time, state: from, footprintBytes: footprint(app),
+            suspendedFootprints: Dictionary(uniqueKeysWithValues: suspended.map { ($0, footprint($0)) })
         )
     }
 
-    private static func pressureProblem(_ app: AppIdentifier, from: AppState, snapshot: Snapshot?) -> String? {
-        switch from {
-        case .active, .inactive:
-            return "\(app) was terminated for system pressure while \(from)"
-        case .suspended:
-            guard let snapshot, let larger = snapshot.suspended.max(by: { $0.footprintBytes < $1.footprintBytes }),
-                  larger.footprintBytes > snapshot.footprintBytes
-            else { return nil }
-            return "\(app) (\(ByteCount(snapshot.footprintBytes))) was terminated for system pressure while the larger "
-                + "\(larger.app) (\(ByteCount(larger.footprintBytes))) was suspended"
-        case .background:
-            guard let suspended = snapshot?.suspended.first else { return nil }
-            return "\(app) was terminated for system pressure in the background while \(suspended.app) was suspended"
-        case .notRunning:
-            return nil
+    // MARK: Pressure terminations
+
+    /// Checks the pressure terminations of one ladder run, begun at `runStart`, which terminated
+    /// `victims` in order.
+    func checkLadderRun(startedAt runStart: ContinuousClock.Instant, victims: [AppIdentifier]) {
+        state.withLock { state in
+            for victim in victims {
+                guard let stop = state.pressureVictims.removeValue(forKey: victim) else { continue }
+                let chosenBy = stop.state == .background ? (state.willTerminate[victim] ?? stop.time) : stop.time
+                let competitors = stop.suspendedFootprints.filter { app, _ in
+                    Self.isSuspended(state.history[app] ?? [], throughout: runStart ... chosenBy)
+                }
+                if stop.state == .background, let suspended = competitors.keys.min() {
+                    state.violations.append(at(stop.time) + "\(victim) was terminated for system pressure in the background while \(suspended) was suspended")
+                } else if stop.state == .suspended, let larger = competitors.max(by: { $0.value < $1.value }), larger.value > stop.footprintBytes {
+                    state.violations.append(at(stop.time) + "\(victim) (\(ByteCount(stop.footprintBytes))) was terminated for system pressure "
+                        + "while the larger \(larger.key) (\(ByteCount(larger.value))) was suspended")
+                }
+            }
         }
+    }
+
+    /// Whether the states in `history` were `suspended` all through `interval`.
+    private static func isSuspended(_ history: [(time: ContinuousClock.Instant, state: AppState)], throughout interval: ClosedRange<ContinuousClock.Instant>) -> Bool {
+        guard let before = history.last(where: { $0.time <= interval.lowerBound }), before.state == .suspended else { return false }
+        return !history.contains { interval.lowerBound < $0.time && $0.time <= interval.upperBound }
     }
 
     // MARK: Warnings
 
-    /// Checks one fan-out of a memory warning against what the apps heard.
-    func check(_ delivery: WarningDelivery) {
-        let warning = delivery.warning.time
+    /// Checks one fan-out of the memory warning raised at `warning`, which took `duration` and by
+    /// the system's count reached `reached` delegates, view controllers and observers, against what
+    /// the apps heard.
+    func checkWarning(raisedAt warning: ContinuousClock.Instant, duration: Duration, reached: (delegates: Int, viewControllers: Int, observers: Int)) {
         let receipts = journal.takeReceipts(of: warning)
         var problems: [String] = []
         for (app, receipt) in receipts.sorted(by: { $0.key < $1.key }) {
@@ -131,11 +154,11 @@ final class InvariantChecker: Sendable {
             }
         }
         let heard = receipts.values.reduce(into: (0, 0, 0)) { $0.0 += $1.delegates; $0.1 += $1.controllers.count; $0.2 += $1.observers.count }
-        if heard != (delivery.delegatesReached, delivery.viewControllersReached, delivery.observersReached) {
-            problems.append("the system counted \(delivery.delegatesReached) delegates, \(delivery.viewControllersReached) controllers and "
-                + "\(delivery.observersReached) observers, the apps \(heard.0), \(heard.1) and \(heard.2)")
+        if heard != reached {
+            problems.append("was counted by the system as reaching \(reached.delegates) delegates, \(reached.viewControllers) controllers and "
+                + "\(reached.observers) observers, by the apps as \(heard.0), \(heard.1) and \(heard.2)")
         }
-        let end = warning + delivery.duration
+        let end = warning + duration
         let missed = state.withLock { state in
             state.history.keys.filter { app in receipts[app] == nil && Self.isRunning(state.history[app] ?? [], throughout: warning ... end) }
         }

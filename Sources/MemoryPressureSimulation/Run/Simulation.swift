@@ -78,7 +78,7 @@ public final class Simulation: Sendable {
                 observers.addTask {
                     for await event in events {
                         parts.tally.count(event)
-                        if case .warning(let delivery, .warning) = event { checker.check(delivery) }
+                        checker.check(event)
                     }
                 }
                 let end = try await withThrowingDiscardingTaskGroup { running in
@@ -208,6 +208,24 @@ public final class Simulation: Sendable {
 
     /// How long the event reader is given, after the run, to take the last events.
     static let drainTime: Duration = .milliseconds(200)
+}
+
+extension InvariantChecker {
+    /// Checks what the system reports: warning fan-outs and ladder runs.
+    fileprivate func check(_ event: MemorySystemEvent) {
+        switch event {
+        case .warning(let delivery, .warning):
+            checkWarning(
+                raisedAt: delivery.warning.time, duration: delivery.duration,
+                reached: (delivery.delegatesReached, delivery.viewControllersReached, delivery.observersReached)
+            )
+        case .ladderRun(let run):
+            let steps = run.steps.filter { $0.step == .terminateSuspended || $0.step == .terminateBackground }
+            checkLadderRun(startedAt: run.startTime, victims: steps.flatMap(\.terminated))
+        default:
+            break
+        }
+    }
 }
 
 /// The parts of a running simulation that the live progress reads.

@@ -15,8 +15,10 @@ public struct AppProfile: Hashable, Sendable {
     public var screens: Int
     /// The bytes of each screen's backing store.
     public var backingStoreBytes: Int
-    /// The app's own data (a library index, a document): grown while active, kept until the app
-    /// is terminated, since nothing can rebuild it.
+    /// What the app loads into its own data when it launches (its database, its models).
+    public var launchBytes: Int
+    /// The app's own data (a library index, a document): grown while active beyond what it loaded
+    /// at launch, kept until the app is terminated, since nothing can rebuild it.
     public var workingSet: Growth
     /// The fraction of its cache the app keeps when its delegate hears a memory warning (0 empties
     /// it, as Kingfisher and SDWebImage do).
@@ -77,13 +79,14 @@ public struct AppProfile: Hashable, Sendable {
 
     /// A profile with these figures.
     public init(
-        name: String, cache: Cache, screens: Int, backingStoreBytes: Int, workingSet: Growth,
+        name: String, cache: Cache, screens: Int, backingStoreBytes: Int, launchBytes: Int, workingSet: Growth,
         keptOnWarning: Double, fetchBytes: Int, playback: Playback? = nil
     ) {
         self.name = name
         self.cache = cache
         self.screens = screens
         self.backingStoreBytes = backingStoreBytes
+        self.launchBytes = launchBytes
         self.workingSet = workingSet
         self.keptOnWarning = keptOnWarning
         self.fetchBytes = fetchBytes
@@ -93,7 +96,7 @@ public struct AppProfile: Hashable, Sendable {
     /// The most the app can hold that no purge gives back: its own data, its backing stores (the
     /// visible one is kept on warnings) and its playback buffer. Only termination returns it.
     public var unpurgeableBytes: Int {
-        workingSet.limitBytes + fetchBytes + screens * backingStoreBytes + (playback?.bufferBytes ?? 0)
+        launchBytes + workingSet.limitBytes + fetchBytes + screens * backingStoreBytes + (playback?.bufferBytes ?? 0)
     }
 
     /// The most the app can hold: everything, its cache full.

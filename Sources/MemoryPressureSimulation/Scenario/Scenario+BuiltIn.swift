@@ -14,7 +14,7 @@ extension Scenario {
             ("notes", .utility), ("camera", .photos), ("podcasts", .music), ("news", .browser),
         ]),
         randomActivity: RandomActivity(
-            meanGap: .milliseconds(1200),
+            meanGap: .milliseconds(1000),
             weights: .init(open: 6, home: 0.5, interruption: 1, backgroundLaunch: 1.5, spike: 1),
             interruptionLength: .milliseconds(300) ... .milliseconds(1500),
             backgroundWork: .milliseconds(500) ... .seconds(3),
@@ -70,8 +70,8 @@ extension Scenario {
         ),
         Scenario(
             name: "quick",
-            summary: "A five-second smoke test: four apps on a 384 MiB device.",
-            budgetBytes: 384 * mebibyte, duration: .seconds(5), seed: 1,
+            summary: "A six-second smoke test: four apps on a 512 MiB device.",
+            budgetBytes: 512 * mebibyte, duration: .seconds(6), seed: 1,
             apps: apps([("photos", .photos), ("maps", .maps), ("music", .music), ("notes", .utility)]),
             randomActivity: RandomActivity(
                 meanGap: .milliseconds(600),

@@ -2,14 +2,13 @@ import MemoryPressure
 
 extension Scenario {
     /// The scenario, once every figure is checked against its range (``ScenarioLimits``), the app
-    /// names are unique, the events name apps of the scenario and fall within its duration, and the
-    /// budget fits both the scenario (``minimumBudgetBytes``) and the machine (`limits`). Throws the
-    /// first problem, naming its field as a path into a scenario file.
+    /// names are unique, the events name apps of the scenario and fall within its duration, and then
+    /// the budget fits both the scenario (``minimumBudgetBytes``, which needs valid profiles) and the
+    /// machine (`limits`). Throws the first problem, naming its field as a path into a scenario file.
     public func validated(source: String, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
         guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else {
             throw ScenarioError(source: source, field: "name", problem: "\(name.debugDescription) is not a usable name", expected: "1 to 64 characters on one line")
         }
-        try checkBudget(budgetBytes, field: "budget", source: source, limits: limits)
         try ScenarioLimits.check(duration, in: ScenarioLimits.duration, "duration", source: source)
         try checkAppCount(apps.count, field: "apps", source: source)
         var seen: Set<AppIdentifier> = []
@@ -27,6 +26,7 @@ extension Scenario {
         for (index, event) in events.enumerated() {
             try event.validate(field: "events[\(index)]", apps: seen, duration: duration, source: source)
         }
+        try checkBudget(budgetBytes, field: "budget", source: source, limits: limits)
         return self
     }
 
@@ -74,6 +74,7 @@ extension AppProfile {
         try Limits.check(bytes: cache.bytesPerSecond, in: Limits.bytesPerSecond, "\(field).cache.growth", source: source)
         try Limits.check(screens, in: Limits.screens, "\(field).screens", source: source)
         try Limits.check(bytes: backingStoreBytes, in: Limits.backingStoreBytes, "\(field).backingStore", source: source)
+        try Limits.check(bytes: launchBytes, in: Limits.regionBytes, "\(field).launch", source: source)
         try Limits.check(bytes: workingSet.bytesPerSecond, in: Limits.bytesPerSecond, "\(field).workingSet.growth", source: source)
         try Limits.check(bytes: workingSet.limitBytes, in: Limits.regionBytes, "\(field).workingSet.limit", source: source)
         try Limits.check(keptOnWarning, in: 0 ... 1, "\(field).keptOnWarning", source: source)

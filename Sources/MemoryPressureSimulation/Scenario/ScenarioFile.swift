@@ -20,7 +20,7 @@ import SystemPackage
 /// `budget` and `apps` are required; `name` defaults to the file's name, `duration` to 20 s, `seed`
 /// to 1. An app is a built-in profile's name or `{ "name", "profile" }`. A profile has a built-in
 /// `base` and changes any of `cache` (`kind`, `entrySize`, `limit`, `growth`), `screens`,
-/// `backingStore`, `workingSet` (`growth`, `limit`), `keptOnWarning`, `fetch`, `playback` (`buffer`,
+/// `backingStore`, `launch`, `workingSet` (`growth`, `limit`), `keptOnWarning`, `fetch`, `playback` (`buffer`,
 /// `backgroundLength`, or null). `random` gives `meanGap`, `weights` (`open`, `home`,
 /// `interruption`, `backgroundLaunch`, `spike`; missing ones are 0) and the ranges
 /// `interruptionLength`, `backgroundWork`, `spikeSize`, `spikeHold`. An event has `at` and a `kind`:

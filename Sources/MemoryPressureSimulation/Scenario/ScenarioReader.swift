@@ -76,6 +76,7 @@ struct ScenarioReader {
         }
         profile.screens = try fields.integer("screens") ?? profile.screens
         profile.backingStoreBytes = try fields.size("backingStore") ?? profile.backingStoreBytes
+        profile.launchBytes = try fields.size("launch") ?? profile.launchBytes
         if let workingSetValue = fields.optional("workingSet") {
             var workingSet = try JSONFields(workingSetValue, path: fields.field("workingSet"), source: source)
             profile.workingSet.bytesPerSecond = try workingSet.size("growth") ?? profile.workingSet.bytesPerSecond
