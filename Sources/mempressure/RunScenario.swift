@@ -25,16 +25,16 @@ struct RunScenario: AsyncParsableCommand {
     @Option(help: "A built-in scenario (see `mempressure scenarios`) or the path of a JSON scenario file.")
     var scenario = Scenario.standard.name
 
-    @Option(help: "The memory budget, such as 768MiB or 1GiB (default: the scenario's).")
+    @Option(parsing: .unconditional, help: "The memory budget, such as 768MiB or 1GiB (default: the scenario's).")
     var budget: String?
 
-    @Option(help: "The number of apps; beyond the scenario's own, copies of them (default: the scenario's).")
+    @Option(parsing: .unconditional, help: "The number of apps; beyond the scenario's own, copies of them (default: the scenario's).")
     var apps: Int?
 
-    @Option(help: "How long to run, such as 20s or 2m (default: the scenario's).")
+    @Option(parsing: .unconditional, help: "How long to run, such as 20s or 2m (default: the scenario's).")
     var duration: String?
 
-    @Option(help: "The seed of the user's decisions (default: the scenario's).")
+    @Option(parsing: .unconditional, help: "The seed of the user's decisions (default: the scenario's).")
     var seed: UInt64?
 
     @Option(help: "Write the report as JSON to this file.")
