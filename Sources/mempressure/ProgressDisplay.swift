@@ -1,6 +1,12 @@
 import MemoryPressure
 import MemoryPressureSimulation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Shows a running simulation: on a terminal, one live line redrawn several times a second (a bar
 /// of the footprint against the budget, the level, the foreground app and the counts); otherwise a
 /// plain line every second.
@@ -40,8 +46,10 @@ struct ProgressDisplay: Sendable {
         }
     }
 
+    /// The live line: as many of its parts as fit the terminal's width, each coloured by level
+    /// where it shows the level.
     private func liveLine(_ progress: SimulationProgress) -> String {
-        let width = 30
+        let width = 24
         let budgetColumn = width * 4 / 5
         let filled = min(width, Int(Double(progress.footprintBytes) / Double(progress.budgetBytes) * Double(budgetColumn)))
         var bar = ""
@@ -53,9 +61,30 @@ struct ProgressDisplay: Sendable {
         case .warning: "\u{1B}[33m"
         case .critical: "\u{1B}[31m"
         }
-        return "\(seconds(progress.elapsed))/\(seconds(progress.duration)) \(color)\(bar)\u{1B}[0m "
-            + "\(ByteCount(progress.footprintBytes)) / \(ByteCount(progress.budgetBytes)) \(color)\(progress.level)\u{1B}[0m "
-            + "fg \(progress.foreground?.rawValue ?? "home")  " + counts(progress)
+        let parts: [(text: String, colored: Bool)] = [
+            ("\(seconds(progress.elapsed))/\(seconds(progress.duration))", false),
+            (bar, true),
+            ("\(ByteCount(progress.footprintBytes))/\(ByteCount(progress.budgetBytes))", false),
+            (progress.level.description, true),
+            ("fg \(progress.foreground?.rawValue ?? "home")", false),
+            ("warn \(progress.warnings) purge \(progress.purges) term \(progress.terminations) relaunch \(progress.relaunches)", false),
+        ]
+        var line = ""
+        var visible = 0
+        for part in parts {
+            let length = part.text.count + (line.isEmpty ? 0 : 1)
+            guard visible + length < Self.terminalColumns else { break }
+            line += (line.isEmpty ? "" : " ") + (part.colored ? color + part.text + "\u{1B}[0m" : part.text)
+            visible += length
+        }
+        return line
+    }
+
+    /// The terminal's width in columns, or 80 when it cannot be told.
+    private static var terminalColumns: Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
     }
 
     private func plainLine(_ progress: SimulationProgress) -> String {
