@@ -40,6 +40,7 @@ struct EndToEndTests {
 
     @Test func aShortScenarioRunsToAReportWithNoViolations() throws {
         let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let scenarioPath = directory.appending(path: "e2e.json")
         try Data(Self.scenarioFile.utf8).write(to: scenarioPath)
         let files = ["report.json", "timeline.csv", "chart.svg"].map { directory.appending(path: $0).path }
@@ -107,7 +108,9 @@ struct EndToEndTests {
         (["run", "--colour", "red"], "Unknown option '--colour'"),
     ])
     func badInputExitsWithStatusTwoInOneLineAndWritesNothing(_ arguments: [String], _ expected: String) throws {
-        let report = try temporaryDirectory().appending(path: "report.json")
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appending(path: "report.json")
         let run = try runTool(arguments + ["--report", report.path])
         #expect(run.status == 2)
         #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
@@ -118,6 +121,7 @@ struct EndToEndTests {
 
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "broken.json")
         try Data(#"{ "budget": "768MiB", "apps": ["photos"], "events": [{ "at": "1s", "kind": "dance" }] }"#.utf8).write(to: file)
         let run = try runTool(["run", "--scenario", file.path])

@@ -98,31 +98,33 @@ public struct SimulationPlan: Hashable, Sendable {
         /// the home screen the user opens an app rather than interrupting or spiking nothing; an
         /// event launches into the background an app the user has not launched if there is one.
         mutating func decide(at time: Duration, _ activity: RandomActivity) -> Duration {
-            guard var kind = generator.weightedIndex(activity.weights.all) else { return scenario.duration }
-            if foreground == nil, kind != 3, activity.weights.open > 0 { kind = 0 }
+            let kinds = RandomActivity.Kind.allCases
+            guard let index = generator.weightedIndex(kinds.map { activity.weights[$0] }) else { return scenario.duration }
+            var kind = kinds[index]
+            if foreground == nil, kind != .backgroundLaunch, activity.weights.open > 0 { kind = .open }
             let others = scenario.apps.map(\.name).filter { $0 != foreground }
             switch kind {
-            case 0:
+            case .open:
                 guard let app = pick(from: others) else { return time }
                 foreground = app
                 launched.insert(app)
                 append(time, .open(app))
-            case 1:
+            case .home:
                 guard foreground != nil else { return time }
                 foreground = nil
                 append(time, .home)
-            case 2:
+            case .interruption:
                 guard foreground != nil else { return time }
                 let length = draw(activity.interruptionLength)
                 append(time, .beginInterruption)
                 append(time + length, .endInterruption)
                 return time + length
-            case 3:
+            case .backgroundLaunch:
                 let notLaunched = others.filter { !launched.contains($0) }
                 guard let app = pick(from: notLaunched.isEmpty ? others : notLaunched) else { return time }
                 launched.insert(app)
                 append(time, .backgroundLaunch(app, work: draw(activity.backgroundWork)))
-            default:
+            case .spike:
                 guard foreground != nil else { return time }
                 let mebibytes = generator.uniform(in: activity.spikeBytes.lowerBound >> 20 ... activity.spikeBytes.upperBound >> 20)
                 let hold = draw(activity.spikeHold)

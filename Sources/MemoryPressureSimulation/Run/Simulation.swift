@@ -56,6 +56,7 @@ public final class Simulation: Sendable {
     public func run() async throws(SimulationError) -> SimulationResult {
         guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError("a simulation runs once") }
         let stateDirectory = try StateDirectory(options.stateDirectory)
+        defer { stateDirectory.removeIfTemporary() }
         let system = try makeSystem(archive: stateDirectory)
         let journal = AppJournal()
         let apps = try register(in: system, journal: journal)
@@ -116,7 +117,7 @@ public final class Simulation: Sendable {
 
     // MARK: Setting up
 
-    private func makeSystem(archive: borrowing StateDirectory) throws(SimulationError) -> MemorySystem {
+    private func makeSystem(archive: StateDirectory) throws(SimulationError) -> MemorySystem {
         var configuration = MemorySystem.Configuration(budget: budget, stateArchiveDirectory: archive.path, logger: options.logger)
         configuration.monitor.interval = options.monitorInterval
         // The simulated device's pressure is its budget; the host's stall is not part of it.

@@ -6,9 +6,9 @@ import Musl
 import FoundationEssentials
 import SystemPackage
 
-/// Where a simulation's apps archive their state: a directory given, or a new temporary one that is
-/// removed when the simulation ends.
-struct StateDirectory: ~Copyable {
+/// Where a simulation's apps archive their state: a directory given, or a new temporary one that
+/// ``removeIfTemporary()`` removes when the simulation ends.
+struct StateDirectory {
     let path: FilePath
     private let isTemporary: Bool
 
@@ -28,7 +28,8 @@ struct StateDirectory: ~Copyable {
         isTemporary = true
     }
 
-    deinit {
+    /// Removes the directory and everything in it, if it is a temporary one.
+    func removeIfTemporary() {
         if isTemporary { try? FileManager.default.removeItem(atPath: path.string) }
     }
 }

@@ -2,6 +2,11 @@
 /// distribution, then one of the kinds of decision drawn by weight, with its figures drawn from
 /// their ranges. Every draw comes from the scenario's seed.
 public struct RandomActivity: Hashable, Sendable {
+    /// A kind of random decision.
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        case open, home, interruption, backgroundLaunch, spike
+    }
+
     /// The relative weights of the kinds of decision; a weight of 0 leaves that kind out.
     public struct Weights: Hashable, Sendable {
         /// Opening another app (switching to it).
@@ -24,8 +29,16 @@ public struct RandomActivity: Hashable, Sendable {
             self.spike = spike
         }
 
-        /// The weights in the order ``SimulationPlan`` draws them.
-        var all: [Double] { [open, home, interruption, backgroundLaunch, spike] }
+        /// The weight of `kind`.
+        public subscript(kind: Kind) -> Double {
+            switch kind {
+            case .open: open
+            case .home: home
+            case .interruption: interruption
+            case .backgroundLaunch: backgroundLaunch
+            case .spike: spike
+            }
+        }
     }
 
     /// The mean time between decisions.

@@ -91,12 +91,12 @@ extension RandomActivity {
     func validate(field: String, source: String) throws(ScenarioError) {
         typealias Limits = ScenarioLimits
         try Limits.check(meanGap, in: Limits.meanGap, "\(field).meanGap", source: source)
-        let names = ["open", "home", "interruption", "backgroundLaunch", "spike"]
-        for (name, weight) in zip(names, weights.all) {
-            try Limits.check(weight, in: Limits.weight, "\(field).weights.\(name)", source: source)
+        for kind in Kind.allCases {
+            try Limits.check(weights[kind], in: Limits.weight, "\(field).weights.\(kind.rawValue)", source: source)
         }
-        guard weights.all.contains(where: { $0 > 0 }) else {
-            throw ScenarioError(source: source, field: "\(field).weights", problem: "has no positive weight", expected: "at least one of \(names.joined(separator: ", ")) above 0")
+        guard Kind.allCases.contains(where: { weights[$0] > 0 }) else {
+            let names = Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ScenarioError(source: source, field: "\(field).weights", problem: "has no positive weight", expected: "at least one of \(names) above 0")
         }
         for (name, range) in [("interruptionLength", interruptionLength), ("backgroundWork", backgroundWork), ("spikeHold", spikeHold)] {
             try Limits.checkOrder(range.lowerBound, range.upperBound, "\(field).\(name)", source: source) { $0.text }

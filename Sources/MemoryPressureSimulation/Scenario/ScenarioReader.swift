@@ -47,11 +47,11 @@ struct ScenarioReader {
             guard AppProfile.builtIn[name] == nil else {
                 throw ScenarioError(source: source, field: field, problem: "redefines a built-in profile", expected: "a name other than \(AppProfile.builtInNames.joined(separator: ", "))")
             }
-            profiles[name] = try profile(named: name, definitions.values[name] ?? .null, field)
+            profiles[name] = try definedProfile(named: name, definitions.values[name] ?? .null, field)
         }
     }
 
-    private func profile(named name: String, _ value: JSONValue, _ path: String) throws(ScenarioError) -> AppProfile {
+    private func definedProfile(named name: String, _ value: JSONValue, _ path: String) throws(ScenarioError) -> AppProfile {
         var fields = try JSONFields(value, path: path, source: source)
         let baseName = try fields.string("base", expected: "the name of a built-in profile")
         guard let baseName, var profile = AppProfile.builtIn[baseName] else {
@@ -103,31 +103,31 @@ struct ScenarioReader {
 
     private func readApps(_ value: JSONValue) throws(ScenarioError) -> [ScenarioApp] {
         try elements(of: value, "apps").map { element throws(ScenarioError) in
-            let (name, profileName, nameField, profileField): (String, String, String, String)
-            if case .string(let text) = element.value {
-                (name, profileName, nameField, profileField) = (text, text, element.path, element.path)
-            } else {
-                var fields = try JSONFields(element.value, path: element.path, source: source)
-                let expected = "a string"
-                name = try fields.string("name", expected: expected) ?? ""
-                guard fields.values["name"] != nil else {
-                    throw ScenarioError(source: source, field: fields.field("name"), problem: "is missing", expected: "the app's name")
-                }
-                guard let profile = try fields.string("profile", expected: "the name of a profile") else {
-                    throw ScenarioError(source: source, field: fields.field("profile"), problem: "is missing", expected: "the name of a profile")
-                }
-                profileName = profile
-                (nameField, profileField) = (fields.field("name"), fields.field("profile"))
-                try fields.finish()
+            // "maps" is short for { "name": "maps", "profile": "maps" }.
+            if case .string(let name) = element.value {
+                return ScenarioApp(name: try identifier(name, element.path), profile: try profile(named: name, element.path))
             }
-            guard let profile = profiles[profileName] else {
-                throw ScenarioError(
-                    source: source, field: profileField, problem: "\(profileName.debugDescription) is not a known profile",
-                    expected: "one of \(AppProfile.builtInNames.joined(separator: ", ")) or a name under \"profiles\""
-                )
+            var fields = try JSONFields(element.value, path: element.path, source: source)
+            let name = try fields.string("name", expected: "the app's name")
+            let profileName = try fields.string("profile", expected: "the name of a profile")
+            try fields.finish()
+            guard let name else { throw ScenarioError(source: source, field: fields.field("name"), problem: "is missing", expected: "the app's name") }
+            guard let profileName else {
+                throw ScenarioError(source: source, field: fields.field("profile"), problem: "is missing", expected: "the name of a profile")
             }
-            return ScenarioApp(name: try identifier(name, nameField), profile: profile)
+            return ScenarioApp(name: try identifier(name, fields.field("name")), profile: try profile(named: profileName, fields.field("profile")))
         }
+    }
+
+    /// The profile named `name`, built in or defined under "profiles".
+    private func profile(named name: String, _ field: String) throws(ScenarioError) -> AppProfile {
+        guard let profile = profiles[name] else {
+            throw ScenarioError(
+                source: source, field: field, problem: "\(name.debugDescription) is not a known profile",
+                expected: "one of \(AppProfile.builtInNames.joined(separator: ", ")) or a name under \"profiles\""
+            )
+        }
+        return profile
     }
 
     private func identifier(_ name: String, _ field: String) throws(ScenarioError) -> AppIdentifier {
