@@ -47,10 +47,11 @@ struct SummaryTable {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The cells padded to their columns' widths, the last one as it is.
     private func columns(_ cells: [String]) -> String {
-        zip(cells, [8, 14, 11, 11, 11, 0]).map { cell, width in
+        zip(cells.dropLast(), [8, 14, 11, 11, 11]).map { cell, width in
             cell + String(repeating: " ", count: max(1, width - cell.count))
-        }.joined()
+        }.joined() + (cells.last ?? "")
     }
 
     private func decimal(_ value: Double, _ places: Int) -> String {

@@ -128,17 +128,19 @@ public struct TimelineChart: Sendable {
         return lines
     }
 
+    /// The budget and the thresholds, labelled above their lines (the budget and warning) or below
+    /// them (critical and target), so labels of close lines do not overlap.
     private func thresholds() -> [String] {
         [
-            (timeline.budgetBytes, Palette.budget, "", "budget"),
-            (timeline.criticalBytes, Palette.critical, "6,4", "critical"),
-            (timeline.warningBytes, Palette.warning, "6,4", "warning"),
-            (timeline.targetBytes, Palette.target, "2,4", "target"),
-        ].flatMap { bytes, color, dash, name in
+            (timeline.budgetBytes, Palette.budget, "", "budget", -4.0),
+            (timeline.criticalBytes, Palette.critical, "6,4", "critical", 12),
+            (timeline.warningBytes, Palette.warning, "6,4", "warning", -4),
+            (timeline.targetBytes, Palette.target, "2,4", "target", 12),
+        ].flatMap { bytes, color, dash, name, labelOffset in
             let position = y(bytes)
             return [
                 line(x1: left, y1: position, x2: right, y2: position, stroke: color, width: name == "budget" ? 2 : 1.5, dash: dash),
-                text("\(name) \(ByteCount(bytes))", x: right - 4, y: position - 4, anchor: "end", fill: color, size: 11),
+                text("\(name) \(ByteCount(bytes))", x: right - 4, y: position + labelOffset, anchor: "end", fill: color, size: 11),
             ]
         }
     }
