@@ -58,7 +58,8 @@ struct RunScenario: AsyncParsableCommand {
         let chosen: Scenario
         do {
             let overrides = ScenarioOverrides(budget: budget, appCount: apps, duration: duration, seed: seed)
-            chosen = try overrides.apply(to: try Scenario.resolve(scenario, limits: limits), limits: limits)
+            let option = { (setting: ScenarioOverrides.Setting) in "--\(setting.rawValue)" }
+            chosen = try overrides.apply(to: try Scenario.resolve(scenario, limits: limits, source: option(.scenario)), limits: limits, label: option)
                 .validated(source: "scenario \(scenario.debugDescription)", limits: limits)
         } catch {
             throw BadInput(error.description)

@@ -22,24 +22,32 @@ struct ScenarioOverridesTests {
 
     /// Bad command-line values, and a part of the one-line message each must give.
     @Test(arguments: [
-        (ScenarioOverrides(appCount: 0), "--apps: 0 apps is out of range; expected 1 to 64 apps"),
-        (ScenarioOverrides(appCount: 65), "--apps: 65 apps is out of range; expected 1 to 64 apps"),
-        (ScenarioOverrides(duration: "-5s"), #"--duration: "-5s" is negative; expected 1s to 1h"#),
-        (ScenarioOverrides(duration: "0s"), "--duration: 0s is out of range; expected 1s to 1h"),
-        (ScenarioOverrides(duration: "2h"), "--duration: 2h is out of range; expected 1s to 1h"),
-        (ScenarioOverrides(duration: "twenty"), #"--duration: "twenty" is not a duration"#),
-        (ScenarioOverrides(budget: "plenty"), #"--budget: "plenty" is not a size; expected a number and a unit"#),
-        (ScenarioOverrides(budget: "100MiB"), #"--budget: 100 MiB is too small for scenario "default""#),
-        (ScenarioOverrides(budget: "-1GiB"), "--budget: -1073741824 bytes is not positive"),
-        (ScenarioOverrides(budget: "1TiB"), "--budget: 1 TiB exceeds the machine's physical memory of 8 GiB; expected"),
+        (ScenarioOverrides(appCount: 0), "apps: 0 apps is out of range; expected 1 to 64 apps"),
+        (ScenarioOverrides(appCount: 65), "apps: 65 apps is out of range; expected 1 to 64 apps"),
+        (ScenarioOverrides(duration: "-5s"), #"duration: "-5s" is negative; expected 1s to 1h"#),
+        (ScenarioOverrides(duration: "0s"), "duration: 0s is out of range; expected 1s to 1h"),
+        (ScenarioOverrides(duration: "2h"), "duration: 2h is out of range; expected 1s to 1h"),
+        (ScenarioOverrides(duration: "twenty"), #"duration: "twenty" is not a duration"#),
+        (ScenarioOverrides(budget: "plenty"), #"budget: "plenty" is not a size; expected a number and a unit"#),
+        (ScenarioOverrides(budget: "100MiB"), #"budget: 100 MiB is too small for scenario "default""#),
+        (ScenarioOverrides(budget: "-1GiB"), "budget: -1073741824 bytes is not positive"),
+        (ScenarioOverrides(budget: "1TiB"), "budget: 1 TiB exceeds the machine's physical memory of 8 GiB; expected"),
     ])
-    func rejectsBadValuesInOneLineNamingTheOption(_ overrides: ScenarioOverrides, _ expected: String) {
+    func rejectsBadValuesInOneLineNamingTheSetting(_ overrides: ScenarioOverrides, _ expected: String) {
         #expect {
             _ = try overrides.apply(to: .standard, limits: eightGiBMachine)
         } throws: { error in
             let message = "\(error)"
-            if !message.contains(expected) { Issue.record("message was: \(message)") }
-            return message.contains(expected) && !message.contains("\n")
+            if !message.hasPrefix(expected) { Issue.record("message was: \(message)") }
+            return message.hasPrefix(expected) && !message.contains("\n")
+        }
+    }
+
+    @Test func errorsNameTheSettingAsTheCallerLabelsIt() {
+        #expect {
+            _ = try ScenarioOverrides(appCount: 0).apply(to: .standard, limits: eightGiBMachine) { "--\($0.rawValue)" }
+        } throws: { error in
+            "\(error)" == "--apps: 0 apps is out of range; expected 1 to 64 apps"
         }
     }
 
@@ -64,7 +72,7 @@ struct ScenarioOverridesTests {
         #expect {
             _ = try Scenario.resolve("marathon", limits: eightGiBMachine)
         } throws: { error in
-            "\(error)" == #"--scenario: "marathon" is neither a built-in scenario nor a file; expected one of default, switching, spikes, background, quick or the path of a JSON scenario file"#
+            "\(error)" == #"scenario: "marathon" is neither a built-in scenario nor a file; expected one of default, switching, spikes, background, quick or the path of a JSON scenario file"#
         }
     }
 }

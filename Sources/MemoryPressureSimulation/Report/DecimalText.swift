@@ -20,6 +20,9 @@ extension Duration {
         return Double(seconds) + Double(attoseconds) * 1e-18
     }
 
+    /// The duration in milliseconds.
+    var inMilliseconds: Double { inSeconds * 1000 }
+
     /// The duration in seconds with two decimals.
     var secondsText: String {
         DecimalText.format(inSeconds, places: 2)

@@ -132,6 +132,24 @@ final class InvariantChecker: Sendable {
         return !history.contains { interval.lowerBound < $0.time && $0.time <= interval.upperBound }
     }
 
+    // MARK: The system's reports
+
+    /// Checks what the system reports: warning fan-outs and ladder runs.
+    func check(_ event: MemorySystemEvent) {
+        switch event {
+        case .warning(let delivery, .warning):
+            checkWarning(
+                raisedAt: delivery.warning.time, duration: delivery.duration,
+                reached: (delivery.delegatesReached, delivery.viewControllersReached, delivery.observersReached)
+            )
+        case .ladderRun(let run):
+            let steps = run.steps.filter { $0.step == .terminateSuspended || $0.step == .terminateBackground }
+            checkLadderRun(startedAt: run.startTime, victims: steps.flatMap(\.terminated))
+        default:
+            break
+        }
+    }
+
     // MARK: Warnings
 
     /// Checks one fan-out of the memory warning raised at `warning`, which took `duration` and by

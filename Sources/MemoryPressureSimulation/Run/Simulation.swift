@@ -211,24 +211,6 @@ public final class Simulation: Sendable {
     static let drainTime: Duration = .milliseconds(200)
 }
 
-extension InvariantChecker {
-    /// Checks what the system reports: warning fan-outs and ladder runs.
-    fileprivate func check(_ event: MemorySystemEvent) {
-        switch event {
-        case .warning(let delivery, .warning):
-            checkWarning(
-                raisedAt: delivery.warning.time, duration: delivery.duration,
-                reached: (delivery.delegatesReached, delivery.viewControllersReached, delivery.observersReached)
-            )
-        case .ladderRun(let run):
-            let steps = run.steps.filter { $0.step == .terminateSuspended || $0.step == .terminateBackground }
-            checkLadderRun(startedAt: run.startTime, victims: steps.flatMap(\.terminated))
-        default:
-            break
-        }
-    }
-}
-
 /// The parts of a running simulation that the live progress reads.
 private struct LiveParts: Sendable {
     let start: ContinuousClock.Instant
@@ -237,9 +219,4 @@ private struct LiveParts: Sendable {
     let recorder: FootprintRecorder
     let tally: EventTally
     let driver: SimulationDriver
-}
-
-extension Duration {
-    /// The duration in milliseconds.
-    var inMilliseconds: Double { inSeconds * 1000 }
 }

@@ -117,7 +117,7 @@ struct JSONFields {
             do {
                 bytes = try ByteCount(parsing: text).bytes
             } catch {
-                throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is not a size", expected: ByteCount.formHint)
+                throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
             }
             guard bytes >= 0 else {
                 throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "a size of 0 bytes or more")

@@ -3,8 +3,8 @@ import SystemPackage
 
 extension Scenario {
     /// The built-in scenario named `reference`, or else the scenario file at that path, checked
-    /// against `limits`.
-    public static func resolve(_ reference: String, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
+    /// against `limits`. An unknown name is an error from `source`, the caller's name for the setting.
+    public static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(ScenarioError) -> Scenario {
         if let scenario = builtIn(named: reference) {
             return try scenario.validated(source: "scenario \(reference.debugDescription)", limits: limits)
         }
@@ -13,7 +13,7 @@ extension Scenario {
             return try ScenarioFile.load(path, limits: limits)
         }
         throw ScenarioError(
-            source: "--scenario", problem: "\(reference.debugDescription) is neither a built-in scenario nor a file",
+            source: source, problem: "\(reference.debugDescription) is neither a built-in scenario nor a file",
             expected: "one of \(builtIn.map(\.name).joined(separator: ", ")) or the path of a JSON scenario file"
         )
     }
