@@ -36,23 +36,43 @@ struct OutputFiles {
         self.chart = chart
     }
 
-    /// Writes the report as JSON, the timeline as CSV and the chart as SVG, where asked.
+    /// Writes the report as JSON, the timeline as CSV and the chart as SVG, where asked: each to a
+    /// temporary file beside its target first, then all renamed into place, so that a failure
+    /// leaves none of them written.
     func write(_ result: SimulationResult) throws {
+        var contents: [(path: String, data: Data)] = []
         if let report {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            try write(try encoder.encode(result.report) + Data("\n".utf8), to: report)
+            contents.append((report, try encoder.encode(result.report) + Data("\n".utf8)))
         }
         if let timeline {
-            try write(Data(result.timeline.csv.utf8), to: timeline)
+            contents.append((timeline, Data(result.timeline.csv.utf8)))
         }
         if let chart {
-            try write(Data(TimelineChart(timeline: result.timeline).svg.utf8), to: chart)
+            contents.append((chart, Data(TimelineChart(timeline: result.timeline).svg.utf8)))
+        }
+        var written: [(temporary: String, path: String)] = []
+        do {
+            for (path, data) in contents {
+                let temporary = "\(path).\(getpid()).tmp"
+                written.append((temporary, path))
+                try data.write(to: URL(filePath: temporary))
+            }
+        } catch {
+            for file in written { unlink(file.temporary) }
+            throw error
+        }
+        for file in written where rename(file.temporary, file.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            for left in written { unlink(left.temporary) }
+            throw OutputError(description: "could not write \(file.path): \(reason)")
         }
     }
 
-    private func write(_ data: Data, to path: String) throws {
-        try data.write(to: URL(filePath: path), options: .atomic)
+    /// A file that could not be put in place.
+    struct OutputError: Error, CustomStringConvertible {
+        let description: String
     }
 
     private static func check(_ path: String, option: String) throws(BadInput) {
