@@ -98,11 +98,6 @@ public struct AppProfile: Hashable, Sendable {
     public var unpurgeableBytes: Int {
         launchBytes + workingSet.limitBytes + fetchBytes + screens * backingStoreBytes + (playback?.bufferBytes ?? 0)
     }
-
-    /// The most the app can hold: everything, its cache full.
-    public var largestFootprintBytes: Int {
-        unpurgeableBytes + cache.limitBytes + cache.entryBytes.upperBound
-    }
 }
 
 /// What a simulated app's cache holds: one of the library's built-in categories.
