@@ -3,7 +3,7 @@ import Synchronization
 
 /// What the simulated apps saw, written from their run loops and read by the invariant checks:
 /// the states they saved and restored, and which of their parts each memory warning reached.
-public final class AppJournal: Sendable {
+final class AppJournal: Sendable {
     /// What one memory warning reached in one app.
     struct WarningReceipt: Hashable, Sendable {
         /// Times the delegate heard it.
@@ -19,13 +19,13 @@ public final class AppJournal: Sendable {
     }
 
     /// The relaunches seen so far, and what they restored.
-    public struct Restorations: Hashable, Sendable {
+    struct Restorations: Hashable, Sendable {
         /// Launches of an app after it was terminated.
-        public var relaunches = 0
+        var relaunches = 0
         /// Relaunches that found exactly the state saved last.
-        public var restored = 0
+        var restored = 0
         /// Relaunches that found something else (or nothing) though a state had been saved.
-        public var lost = 0
+        var lost = 0
     }
 
     private struct AppRecord {
@@ -45,7 +45,7 @@ public final class AppJournal: Sendable {
     private let state = Mutex(State())
 
     /// An empty journal.
-    public init() {}
+    init() {}
 
     // MARK: Launches and saved state
 
@@ -90,13 +90,13 @@ public final class AppJournal: Sendable {
     }
 
     /// The relaunches so far.
-    public var restorations: Restorations { state.withLock { $0.restorations } }
+    var restorations: Restorations { state.withLock { $0.restorations } }
 
     /// One line for each relaunch that did not find the state saved last.
-    public var lostStates: [String] { state.withLock { $0.lostStates } }
+    var lostStates: [String] { state.withLock { $0.lostStates } }
 
     /// One line for each thing a simulated app could not do.
-    public var appErrors: [String] { state.withLock { $0.appErrors } }
+    var appErrors: [String] { state.withLock { $0.appErrors } }
 
     // MARK: Memory warnings
 

@@ -1,19 +1,19 @@
 /// What a simulated app saves on entering the background (and in `willTerminate`), and checks when
 /// it is launched again: a terminated app must find exactly what it saved last.
-public struct SavedState: Codable, Hashable, Sendable {
+struct SavedState: Codable, Hashable, Sendable {
     /// The app that saved it.
-    public var app: String
+    var app: String
     /// The launch that saved it (1 for the first).
-    public var launch: Int
+    var launch: Int
     /// The user's activity so far, in ticks, across launches.
-    public var activity: Int
+    var activity: Int
     /// The screen on show.
-    public var screen: Int
+    var screen: Int
     /// The next cache key: how many entries the app has ever made.
-    public var cacheEntries: Int
+    var cacheEntries: Int
 
     /// A state with these figures.
-    public init(app: String, launch: Int, activity: Int, screen: Int, cacheEntries: Int) {
+    init(app: String, launch: Int, activity: Int, screen: Int, cacheEntries: Int) {
         self.app = app
         self.launch = launch
         self.activity = activity
