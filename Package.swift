@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
         .library(name: "MemoryPressureService", targets: ["MemoryPressureService"]),
+        .library(name: "MemoryPressureSimulation", targets: ["MemoryPressureSimulation"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
     ],
     dependencies: [
@@ -49,11 +50,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Simulated apps and scenarios, written on the public API of MemoryPressure as any user's
+        // service would be. Knows nothing of the command line.
+        .target(
+            name: "MemoryPressureSimulation",
+            dependencies: [
+                "MemoryPressure",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // The stress tool.
         .executableTarget(
             name: "mempressure",
             dependencies: [
                 "MemoryPressure",
+                "MemoryPressureSimulation",
                 "Jemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -104,6 +116,16 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "MemoryPressureSimulationTests",
+            dependencies: [
+                "MemoryPressureSimulation",
+                "MemoryPressure",
+                "MemoryTestSupport",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

@@ -1,12 +1,54 @@
 import ArgumentParser
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// `mempressure`: the memory-pressure stress tool.
 @main
 struct MemPressure: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mempressure",
         abstract: "Memory pressure and resource budgets for long-running Swift processes.",
-        subcommands: [Stats.self],
-        defaultSubcommand: Stats.self
+        discussion: "With no subcommand, runs the default scenario: about 20 seconds of simulated apps on a 768 MiB budget.",
+        subcommands: [RunScenario.self, Scenarios.self, Stats.self],
+        defaultSubcommand: RunScenario.self
     )
+
+    /// Runs the command; bad input of any kind (an unknown option, a value out of range, a scenario
+    /// that cannot run) is one line on standard error and exit status 2.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as BadInput {
+            fail(error.description)
+        } catch where exitCode(for: error) == .validationFailure {
+            fail(message(for: error))
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    private static func fail(_ message: String) -> Never {
+        let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        var standardError = StandardError()
+        print("mempressure: \(line)", to: &standardError)
+        Glibc.exit(2)
+    }
+}
+
+/// Input the tool cannot run with: exit status 2, nothing written.
+struct BadInput: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
 }

@@ -1,4 +1,5 @@
 import MemoryPressure
+import MemoryPressureSimulation
 
 extension MemorySample {
     /// One line of `stats --watch`: time, footprint against the budget, level, and the other figures.
@@ -6,10 +7,10 @@ extension MemorySample {
         func bytes(_ count: Int?) -> String { count.map { ByteCount($0).description } ?? "unknown" }
         let elapsed = time - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        var fields = [decimal(seconds, places: 2) + "s"]
+        var fields = [DecimalText.format(seconds, places: 2) + "s"]
         if let footprintBytes {
             let percent = Double(footprintBytes) / Double(budget.totalBytes) * 100
-            fields.append("footprint \(ByteCount(footprintBytes)) (\(decimal(percent, places: 1))% of budget)")
+            fields.append("footprint \(ByteCount(footprintBytes)) (\(DecimalText.format(percent, places: 1))% of budget)")
         } else {
             fields.append("footprint unknown")
         }
@@ -20,20 +21,10 @@ extension MemorySample {
         }
         fields.append("cgroup current \(bytes(cgroupCurrentBytes))")
         if let pressureStall {
-            fields.append("psi some \(decimal(pressureStall.some.average10, places: 2))% full \(decimal(pressureStall.full.average10, places: 2))%")
+            fields.append("psi some \(DecimalText.format(pressureStall.some.average10, places: 2))% full \(DecimalText.format(pressureStall.full.average10, places: 2))%")
         } else {
             fields.append("psi unknown")
         }
         return fields.joined(separator: "  ")
     }
-}
-
-/// `value` with `places` decimals, without Foundation's formatting.
-private func decimal(_ value: Double, places: Int) -> String {
-    var scale = 1
-    for _ in 0..<places { scale *= 10 }
-    let scaled = Int((value.magnitude * Double(scale)).rounded())
-    let fraction = String(scaled % scale)
-    let padded = String(repeating: "0", count: places - fraction.count) + fraction
-    return (value < 0 && scaled != 0 ? "-" : "") + "\(scaled / scale)" + (places > 0 ? "." + padded : "")
 }

@@ -1,0 +1,72 @@
+import FoundationEssentials
+import MemoryPressure
+import SystemPackage
+
+/// Reads scenarios from JSON files.
+///
+/// ```json
+/// {
+///   "name": "commute",
+///   "budget": "512MiB",
+///   "duration": "30s",
+///   "seed": 7,
+///   "profiles": { "gallery": { "base": "photos", "cache": { "limit": "96MiB" } } },
+///   "apps": [ "maps", { "name": "gallery", "profile": "gallery" }, "music" ],
+///   "random": { "meanGap": "1.5s", "weights": { "open": 4, "spike": 1 }, "spikeSize": ["32MiB", "64MiB"] },
+///   "events": [ { "at": "10s", "kind": "interruption", "length": "2s" } ]
+/// }
+/// ```
+///
+/// `budget` and `apps` are required; `name` defaults to the file's name, `duration` to 20 s, `seed`
+/// to 1. An app is a built-in profile's name or `{ "name", "profile" }`. A profile has a built-in
+/// `base` and changes any of `cache` (`kind`, `entrySize`, `limit`, `growth`), `screens`,
+/// `backingStore`, `launch`, `workingSet` (`growth`, `limit`), `keptOnWarning`, `fetch`, `playback` (`buffer`,
+/// `backgroundLength`, or null). `random` gives `meanGap`, `weights` (`open`, `home`,
+/// `interruption`, `backgroundLaunch`, `spike`; missing ones are 0) and the ranges
+/// `interruptionLength`, `backgroundWork`, `spikeSize`, `spikeHold`. An event has `at` and a `kind`:
+/// `open` and `backgroundLaunch` (with `app`; `work` for the latter), `home`, `interruption`
+/// (`length`), `spike` (`size`, `hold`). Sizes are strings such as "64MiB" or numbers of bytes,
+/// durations strings such as "1.5s" or numbers of seconds; a range is `[low, high]` or one value.
+public enum ScenarioFile {
+    /// The scenario in the file at `path`, checked against `limits`.
+    public static func load(_ path: FilePath, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
+        let source = "scenario file \(path)"
+        let bytes: [UInt8]
+        do {
+            let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
+            bytes = try file.closeAfter { try readAll(file) }
+        } catch {
+            throw ScenarioError(source: source, problem: "cannot be read (\(error))", expected: "a readable JSON file")
+        }
+        let stem = path.stem ?? "scenario"
+        return try parse(bytes, source: source, defaultName: stem, limits: limits)
+    }
+
+    /// The scenario in `bytes`, named `defaultName` unless it names itself; errors name `source`.
+    public static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
+        let document: JSONValue
+        do {
+            document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        } catch {
+            throw ScenarioError(source: source, problem: "is not valid JSON (\(reason(error)))", expected: "a JSON object describing a scenario")
+        }
+        var reader = ScenarioReader(source: source)
+        return try reader.scenario(document, defaultName: defaultName).validated(source: source, limits: limits)
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        guard case DecodingError.dataCorrupted(let context) = error else { return "\(error)" }
+        return context.underlyingError.map { "\($0)" } ?? context.debugDescription
+    }
+
+    private static func readAll(_ file: FileDescriptor) throws -> [UInt8] {
+        var contents: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+            if count == 0 { return contents }
+            contents.append(contentsOf: chunk[..<count])
+            guard contents.count <= 16 << 20 else { throw Errno.fileTooLarge }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import MemoryPressure
+@testable import MemoryPressureSimulation
+import MemoryTestSupport
+import Testing
+
+/// The built `mempressure` executable, run as a user would. The run allocates hundreds of
+/// megabytes in the child process, so these tests take the exclusive-memory trait.
+@Suite(.serialized, .exclusiveMemoryUse)
+struct EndToEndTests {
+    /// Four apps that each load 64 MiB, are opened in turn and suspended, then a 160 MiB spike in
+    /// the fifth: the footprint must cross the critical level, so the ladder terminates suspended
+    /// apps, and the user then opens them again.
+    static let scenarioFile = """
+        {
+          "name": "e2e", "budget": "448MiB", "duration": "5s", "seed": 3,
+          "profiles": {
+            "heavy": { "base": "photos", "launch": "64MiB", "workingSet": { "growth": "16MiB", "limit": "8MiB" },
+                       "screens": 2, "backingStore": "1MiB", "fetch": 0 },
+            "light": { "base": "utility", "launch": "8MiB", "fetch": 0 }
+          },
+          "apps": [
+            { "name": "a", "profile": "heavy" }, { "name": "b", "profile": "heavy" }, { "name": "c", "profile": "heavy" },
+            { "name": "d", "profile": "heavy" }, { "name": "e", "profile": "light" }
+          ],
+          "events": [
+            { "at": "400ms", "kind": "open", "app": "b" },
+            { "at": "800ms", "kind": "open", "app": "c" },
+            { "at": "1200ms", "kind": "open", "app": "d" },
+            { "at": "1600ms", "kind": "open", "app": "e" },
+            { "at": "1700ms", "kind": "interruption", "length": "200ms" },
+            { "at": "2100ms", "kind": "spike", "size": "160MiB", "hold": "1500ms" },
+            { "at": "2200ms", "kind": "backgroundLaunch", "app": "a", "work": "300ms" },
+            { "at": "3900ms", "kind": "open", "app": "a" },
+            { "at": "4200ms", "kind": "open", "app": "b" },
+            { "at": "4500ms", "kind": "open", "app": "c" }
+          ]
+        }
+        """
+
+    @Test func aShortScenarioRunsToAReportWithNoViolations() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenarioPath = directory.appending(path: "e2e.json")
+        try Data(Self.scenarioFile.utf8).write(to: scenarioPath)
+        let files = ["report.json", "timeline.csv", "chart.svg"].map { directory.appending(path: $0).path }
+        let run = try runTool([
+            "run", "--scenario", scenarioPath.path, "--report", files[0], "--timeline", files[1], "--chart", files[2], "--quiet",
+        ])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.contains("invariant violations  0"))
+
+        let json = try Data(contentsOf: URL(filePath: files[0]))
+        let fields = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        for key in [
+            "scenario", "seed", "budgetBytes", "durationSeconds", "peakFootprintBytes", "timeOverBudgetSeconds",
+            "maxOvershootBytes", "levelChanges", "warningsDelivered", "purges", "purgeLatencyMs", "terminations",
+            "relaunches", "restoredStates", "lostStates", "invariantViolations",
+        ] {
+            #expect(fields[key] != nil, "the report has no \(key)")
+        }
+        let report = try JSONDecoder().decode(SimulationReport.self, from: json)
+        #expect(report.invariantViolations == [])
+        #expect(report.appErrors == [])
+        #expect(report.scenario == "e2e" && report.seed == 3 && report.manager && report.apps == 5)
+        #expect(report.budgetBytes == 448 * mebibyte)
+        #expect(report.durationSeconds >= 5 && report.durationSeconds < 8)
+        #expect(report.peakFootprintBytes > report.criticalThresholdBytes, "the spike must take the footprint to critical")
+        #expect(report.maxOvershootBytes == max(0, report.peakFootprintBytes - report.budgetBytes))
+        #expect(report.timeOverBudgetSeconds >= 0 && report.timeOverBudgetSeconds <= report.durationSeconds)
+        #expect(report.levelChanges.critical >= 1)
+        #expect(report.warningsDelivered.warnings >= 1)
+        #expect(report.warningsDelivered.appDelegates >= report.warningsDelivered.warnings)
+        #expect(report.warningsDelivered.observers == report.warningsDelivered.appDelegates * SimulatedAppDelegate.warningObserverCount)
+        #expect(report.warningsDelivered.viewControllers == report.warningsDelivered.appDelegates * 3, "each app has a root and 2 screens")
+        #expect(report.purges.count >= 1 && report.purges.bytes > 0)
+        #expect(!report.terminations.isEmpty)
+        for termination in report.terminations {
+            #expect(termination.reason == "system pressure" && termination.state == "suspended")
+            #expect(termination.atSeconds > 0 && termination.atSeconds <= report.durationSeconds)
+            #expect(termination.footprintBytes >= 64 * mebibyte && termination.reclaimedBytes <= termination.footprintBytes)
+        }
+        #expect(report.purgeLatencyMs.count >= 1 && report.purgeLatencyMs.max != nil)
+        #expect(report.lostStates == 0)
+        #expect(report.relaunches >= 1 && report.restoredStates == report.relaunches)
+
+        let scenario = try ScenarioFile.load(.init(scenarioPath.path), limits: eightGiBMachine)
+        #expect(report.decisionDigest == SimulationPlan(scenario: scenario).digest, "the executable made the plan's decisions")
+        #expect(report.decisions == SimulationPlan(scenario: scenario).actions.count)
+
+        let csv = try String(contentsOfFile: files[1], encoding: .utf8).split(separator: "\n")
+        #expect(csv.first == "seconds,footprint_bytes,budget_bytes,level,foreground,warnings,purges,terminations")
+        #expect(csv.count == report.samples + 1)
+        #expect(report.samples > 100)
+        let svg = try String(contentsOfFile: files[2], encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.contains("scenario e2e, seed 3, manager on"))
+    }
+
+    /// Bad input of each kind: status 2, one line on standard error, and no report written.
+    @Test(arguments: [
+        (["run", "--scenario", "marathon"], "--scenario: \"marathon\" is neither a built-in scenario nor a file"),
+        (["run", "--duration", "-5s"], "--duration: \"-5s\" is negative; expected 1s to 1h"),
+        (["run", "--budget", "10MiB"], "--budget: 10 MiB is too small for scenario \"default\""),
+        (["run", "--apps", "0"], "--apps: 0 apps is out of range; expected 1 to 64 apps"),
+        (["run", "--scenario", "/nonexistent/trip.json"], "scenario file /nonexistent/trip.json: cannot be read"),
+        (["run", "--chart", "/nonexistent/chart.svg"], "--chart \"/nonexistent/chart.svg\": directory \"/nonexistent\" does not exist"),
+        (["run", "--seed", "-3"], "-3"),
+        (["run", "--colour", "red"], "Unknown option '--colour'"),
+    ])
+    func badInputExitsWithStatusTwoInOneLineAndWritesNothing(_ arguments: [String], _ expected: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appending(path: "report.json")
+        let run = try runTool(arguments + ["--report", report.path])
+        #expect(run.status == 2)
+        #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1)
+        #expect(run.standardOutput.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: report.path))
+    }
+
+    @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "broken.json")
+        try Data(#"{ "budget": "768MiB", "apps": ["photos"], "events": [{ "at": "1s", "kind": "dance" }] }"#.utf8).write(to: file)
+        let run = try runTool(["run", "--scenario", file.path])
+        #expect(run.status == 2)
+        #expect(run.standardError == "mempressure: scenario file \(file.path): events[0].kind \"dance\" is not a kind of event; expected one of open, home, interruption, backgroundLaunch, spike\n")
+    }
+
+    @Test func theScenariosCommandListsTheBuiltIns() throws {
+        let run = try runTool(["scenarios"])
+        #expect(run.status == 0)
+        for scenario in Scenario.builtIn {
+            #expect(run.standardOutput.contains("\(scenario.name)  "))
+        }
+    }
+
+    // MARK: Running the tool
+
+    struct Run {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// Runs the `mempressure` built beside this test bundle with `arguments`.
+    func runTool(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = arguments
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: outputData, as: UTF8.self),
+            standardError: String(decoding: errorData, as: UTF8.self)
+        )
+    }
+
+    /// `mempressure` in the build directory this test runs from.
+    static func executable() throws -> URL {
+        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        var directory = testBinary.deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appending(path: "mempressure")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw ToolNotBuilt(testBinary: testBinary.path)
+    }
+
+    struct ToolNotBuilt: Error, CustomStringConvertible {
+        let testBinary: String
+        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
+    }
+
+    func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appending(path: "mempressure-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+}

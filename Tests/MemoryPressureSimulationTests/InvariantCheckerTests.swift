@@ -1,0 +1,177 @@
+import MemoryPressure
+@testable import MemoryPressureSimulation
+import Synchronization
+import Testing
+
+/// The checks fed made-up events: each kind of broken promise is caught, and a kept one is not.
+struct InvariantCheckerTests {
+    let journal = AppJournal()
+    let start = ContinuousClock.now
+    let footprints = Footprints()
+    let checker: InvariantChecker
+
+    init() {
+        let footprints = footprints
+        checker = InvariantChecker(journal: journal, start: start) { footprints[$0] }
+    }
+
+    final class Footprints: Sendable {
+        private let bytes = Mutex<[AppIdentifier: Int]>([:])
+        subscript(app: AppIdentifier) -> Int {
+            get { bytes.withLock { $0[app] ?? 0 } }
+            set { bytes.withLock { $0[app] = newValue } }
+        }
+    }
+
+    func time(_ milliseconds: Int) -> ContinuousClock.Instant {
+        start + .milliseconds(milliseconds)
+    }
+
+    func feed(_ events: [LifecycleEvent], at milliseconds: Int) {
+        for event in events { checker.observe(event, at: time(milliseconds)) }
+    }
+
+    /// Launches `name` into the foreground and sends it to the background until it suspends.
+    func launchAndSuspend(_ name: String, at milliseconds: Int) {
+        let app = AppIdentifier.named(name)
+        feed([
+            .stateChanged(app: app, from: .notRunning, to: .inactive), .callback(app: app, .willFinishLaunching),
+            .callback(app: app, .didFinishLaunching), .stateChanged(app: app, from: .inactive, to: .active),
+            .callback(app: app, .didBecomeActive), .stateChanged(app: app, from: .active, to: .inactive),
+            .callback(app: app, .willResignActive), .stateChanged(app: app, from: .inactive, to: .background),
+            .callback(app: app, .didEnterBackground), .stateChanged(app: app, from: .background, to: .suspended),
+        ], at: milliseconds)
+    }
+
+    func terminateForPressure(_ name: String, from state: AppState, at milliseconds: Int) {
+        let app = AppIdentifier.named(name)
+        feed([.stateChanged(app: app, from: state, to: .notRunning), .terminated(app: app, reason: .systemPressure, state: state)], at: milliseconds)
+    }
+
+    @Test func aValidLifeBreaksNoPromise() {
+        launchAndSuspend("maps", at: 0)
+        let maps = AppIdentifier.named("maps")
+        feed([
+            .stateChanged(app: maps, from: .suspended, to: .inactive), .stateChanged(app: maps, from: .inactive, to: .active),
+            .callback(app: maps, .willEnterForeground), .callback(app: maps, .didBecomeActive),
+            .callback(app: maps, .didReceiveMemoryWarning), .stateChanged(app: maps, from: .active, to: .inactive),
+            .callback(app: maps, .willResignActive), .stateChanged(app: maps, from: .inactive, to: .active),
+            .callback(app: maps, .didBecomeActive), .stateChanged(app: maps, from: .active, to: .inactive),
+            .callback(app: maps, .willResignActive), .stateChanged(app: maps, from: .inactive, to: .background),
+            .callback(app: maps, .didEnterBackground), .callback(app: maps, .willTerminate),
+            .stateChanged(app: maps, from: .background, to: .notRunning), .terminated(app: maps, reason: .explicit, state: .background),
+            .released(app: maps), .stateChanged(app: maps, from: .notRunning, to: .inactive), .callback(app: maps, .willFinishLaunching),
+            .callback(app: maps, .didFinishLaunching), .callback(app: maps, .didEnterBackground),
+        ], at: 100)
+        #expect(checker.violations.isEmpty)
+    }
+
+    @Test(arguments: [
+        ([LifecycleCallback.willFinishLaunching, .didBecomeActive], "maps: didBecomeActive came after willFinishLaunching while launching"),
+        ([.didFinishLaunching], "maps: didFinishLaunching came first while not launched"),
+        ([.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .didEnterBackground], "maps: didEnterBackground came after didBecomeActive while active"),
+        ([.willFinishLaunching, .didFinishLaunching, .willTerminate, .didReceiveMemoryWarning], "maps: didReceiveMemoryWarning came after willTerminate while terminating"),
+        ([.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willEnterForeground], "maps: willEnterForeground came after didBecomeActive while active"),
+    ])
+    func callbacksOutOfOrderAreCaught(_ callbacks: [LifecycleCallback], _ expected: String) {
+        feed(callbacks.map { .callback(app: .named("maps"), $0) }, at: 10)
+        #expect(checker.violations == ["at 0.01s: \(expected)"])
+    }
+
+    @Test func anActiveAppTerminatedForPressureIsCaught() {
+        let notes = AppIdentifier.named("notes")
+        feed([.stateChanged(app: notes, from: .notRunning, to: .inactive), .stateChanged(app: notes, from: .inactive, to: .active)], at: 0)
+        terminateForPressure("notes", from: .active, at: 250)
+        #expect(checker.violations == ["at 0.25s: notes was terminated for system pressure while active"])
+    }
+
+    @Test func terminatingASmallerSuspendedAppWhileALargerOneWasSuspendedIsCaught() {
+        launchAndSuspend("small", at: 0)
+        launchAndSuspend("large", at: 10)
+        footprints[.named("small")] = 10 * mebibyte
+        footprints[.named("large")] = 90 * mebibyte
+        terminateForPressure("small", from: .suspended, at: 500)
+        checker.checkLadderRun(startedAt: time(400), victims: [.named("small")])
+        #expect(checker.violations == ["at 0.50s: small (10 MiB) was terminated for system pressure while the larger large (90 MiB) was suspended"])
+    }
+
+    @Test func theLargestSuspendedAppFirstKeepsThePromise() {
+        launchAndSuspend("small", at: 0)
+        launchAndSuspend("large", at: 10)
+        footprints[.named("small")] = 10 * mebibyte
+        footprints[.named("large")] = 90 * mebibyte
+        terminateForPressure("large", from: .suspended, at: 500)
+        terminateForPressure("small", from: .suspended, at: 510)
+        checker.checkLadderRun(startedAt: time(400), victims: [.named("large"), .named("small")])
+        #expect(checker.violations.isEmpty)
+    }
+
+    @Test func anAppSuspendedOnlyAfterTheLadderChoseIsNoCompetitor() {
+        launchAndSuspend("small", at: 0)
+        footprints[.named("small")] = 10 * mebibyte
+        footprints[.named("late")] = 90 * mebibyte
+        launchAndSuspend("late", at: 450)
+        terminateForPressure("small", from: .suspended, at: 500)
+        checker.checkLadderRun(startedAt: time(400), victims: [.named("small")])
+        #expect(checker.violations.isEmpty)
+    }
+
+    @Test func aBackgroundAppTerminatedWhileOneWasSuspendedIsCaught() {
+        launchAndSuspend("idle", at: 0)
+        let music = AppIdentifier.named("music")
+        feed([
+            .stateChanged(app: music, from: .notRunning, to: .inactive), .callback(app: music, .willFinishLaunching),
+            .callback(app: music, .didFinishLaunching), .stateChanged(app: music, from: .inactive, to: .background),
+            .callback(app: music, .didEnterBackground),
+        ], at: 20)
+        feed([.callback(app: music, .willTerminate)], at: 500)
+        terminateForPressure("music", from: .background, at: 520)
+        checker.checkLadderRun(startedAt: time(400), victims: [music])
+        #expect(checker.violations == ["at 0.52s: music was terminated for system pressure in the background while idle was suspended"])
+    }
+
+    @Test func aWarningThatReachedEveryPartOnceKeepsThePromise() {
+        let photos = AppIdentifier.named("photos")
+        feed([.stateChanged(app: photos, from: .notRunning, to: .inactive), .stateChanged(app: photos, from: .inactive, to: .active)], at: 0)
+        let warning = time(100)
+        journal.recordDelegateWarning(warning, app: photos, controllers: 2, observers: 1)
+        journal.recordControllerWarning(warning, app: photos, controller: 0)
+        journal.recordControllerWarning(warning, app: photos, controller: 1)
+        journal.recordObserverWarning(warning, app: photos, observer: 1)
+        checker.checkWarning(raisedAt: warning, duration: .milliseconds(5), reached: (1, 2, 1))
+        #expect(checker.violations.isEmpty)
+    }
+
+    @Test func aWarningThatMissedARunningAppOrReachedAPartTwiceIsCaught() {
+        for name in ["photos", "maps"] {
+            let app = AppIdentifier.named(name)
+            feed([.stateChanged(app: app, from: .notRunning, to: .inactive), .stateChanged(app: app, from: .inactive, to: .background)], at: 0)
+        }
+        let photos = AppIdentifier.named("photos")
+        let warning = time(100)
+        journal.recordDelegateWarning(warning, app: photos, controllers: 1, observers: 2)
+        journal.recordControllerWarning(warning, app: photos, controller: 0)
+        journal.recordObserverWarning(warning, app: photos, observer: 1)
+        journal.recordObserverWarning(warning, app: photos, observer: 1)
+        checker.checkWarning(raisedAt: warning, duration: .milliseconds(5), reached: (1, 1, 2))
+        #expect(checker.violations == [
+            "at 0.10s: memory warning reached 1 of photos's 2 observers, 1 of them not exactly once",
+            "at 0.10s: memory warning was counted by the system as reaching 1 delegates, 1 controllers and 2 observers, by the apps as 1, 1 and 1",
+            "at 0.10s: memory warning did not reach maps, running throughout",
+        ])
+    }
+
+    @Test func aRelaunchThatDoesNotFindTheSavedStateIsCaught() {
+        let photos = AppIdentifier.named("photos")
+        let saved = SavedState(app: "photos", launch: 1, activity: 12, screen: 2, cacheEntries: 40)
+        #expect(journal.recordLaunch(of: photos, restored: nil, failure: nil) == 1)
+        journal.recordSave(of: photos, saved)
+        feed([.stateChanged(app: photos, from: .suspended, to: .notRunning), .terminated(app: photos, reason: .systemPressure, state: .suspended)], at: 0)
+        #expect(journal.recordLaunch(of: photos, restored: saved, failure: nil) == 2)
+        journal.recordSave(of: photos, SavedState(app: "photos", launch: 2, activity: 20, screen: 0, cacheEntries: 50))
+        feed([.stateChanged(app: photos, from: .suspended, to: .notRunning), .terminated(app: photos, reason: .systemPressure, state: .suspended)], at: 10)
+        _ = journal.recordLaunch(of: photos, restored: saved, failure: nil)
+        #expect(journal.restorations == .init(relaunches: 2, restored: 1, lost: 1))
+        #expect(checker.violations == ["photos relaunched with launch 1's state, not the state launch 2 saved"])
+    }
+}
