@@ -3,15 +3,14 @@ import BenchmarkSupport
 import Jemalloc
 import MemoryPressure
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// How long it takes to give 256 MiB and 1 GiB of touched memory back to the operating system.
 ///
-/// Beside the manager's own figure sit its limits, measured in the same run:
+/// The manager's own figure (`Purge-…:ladder`, see ``LadderPurge``): the bytes as cache payloads of
+/// ten apps, from the sample that crosses the warning threshold until the footprint is back under
+/// target. Beside it sit its limits, measured in the same run:
 /// - the kernel's own reclaim time for the bytes: `madvise(MADV_DONTNEED)` of touched anonymous
-///   pages, the floor no allocator can beat;
+///   pages, the floor no allocator can beat (the ladder's benchmark also measures it in each of its
+///   own iterations and records its ratio to it);
 /// - jemalloc's: the same bytes as 1 MiB cache payloads spread over ten per-app arenas, freed, then
 ///   each arena purged. (glibc's free + malloc_trim cannot be measured here: jemalloc is the
 ///   process's malloc.)
@@ -20,7 +19,6 @@ import Glibc
 let reclaimTime = BenchmarkMetric.custom("reclaim time (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 
 let mebibyte = 1 << 20
-let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 let payloadBytes = mebibyte
 let appCount = 10
 
@@ -34,37 +32,19 @@ final class Payload {
     }
 }
 
-/// Writes one byte in every page, so every page is resident.
-func touchEveryPage(_ bytes: UnsafeMutableRawBufferPointer) {
-    for offset in stride(from: 0, to: bytes.count, by: pageSize) {
-        bytes[offset] = 1
-    }
-}
-
-/// Nanoseconds `work` takes.
-func nanoseconds(_ work: () throws -> Void) rethrows -> Int {
-    let clock = ContinuousClock()
-    let elapsed = try clock.measure(work)
-    return Int(elapsed / .nanoseconds(1))
-}
-
 let benchmarks: @Sendable () -> Void = {
     let configuration = RunMode.current.configuration(
         timed: [reclaimTime], warmupIterations: 1, maxDuration: .seconds(20), maxIterations: 10
+    )
+    let ladderConfiguration = RunMode.current.configuration(
+        timed: [reclaimTime, ratioToKernel], warmupIterations: 1, maxDuration: .seconds(30), maxIterations: 5
     )
     // The apps' arenas, made once: arenas are never given back to jemalloc.
     let arenas = Result { try (0..<appCount).map { _ in try Arena.create() } }
 
     for (label, byteCount) in [("256MiB", 256 * mebibyte), ("1GiB", 1024 * mebibyte)] {
         Benchmark("Purge-\(label):kernel-madvise-DONTNEED", configuration: configuration) { benchmark in
-            guard let region = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                  region != MAP_FAILED
-            else { throw SystemCallError(name: "mmap", errno: errno) }
-            defer { munmap(region, byteCount) }
-            touchEveryPage(UnsafeMutableRawBufferPointer(start: region, count: byteCount))
-            benchmark.measurement(reclaimTime, nanoseconds {
-                precondition(madvise(region, byteCount, MADV_DONTNEED) == 0, "madvise failed: \(errno)")
-            })
+            benchmark.measurement(reclaimTime, try KernelReclaim.nanosecondsToReclaim(byteCount: byteCount))
         }
 
         Benchmark("Purge-\(label):jemalloc-free-and-purge-10-arenas", configuration: configuration) { benchmark in
@@ -76,16 +56,11 @@ let benchmarks: @Sendable () -> Void = {
             })
         }
 
-        // The ladder's own figure joins these two once MemorySystem lands, as
-        // "Purge-\(label):ladder": the same bytes as cache payloads of ten apps, timed from the
-        // sample that crosses the critical threshold until a sample shows the footprint back under
-        // the target, recorded in `reclaimTime` so that its ratio to the kernel's figure comes from
-        // the same run.
+        Benchmark("Purge-\(label):ladder", configuration: ladderConfiguration) { benchmark in
+            let latency = try await LadderPurge.nanosecondsToPurge(cachedBytes: byteCount, appCount: appCount)
+            let kernel = try KernelReclaim.nanosecondsToReclaim(byteCount: byteCount)
+            benchmark.measurement(reclaimTime, latency)
+            benchmark.measurement(ratioToKernel, latency * 100 / kernel)
+        }
     }
-}
-
-/// A system call that failed.
-struct SystemCallError: Error {
-    let name: String
-    let errno: Int32
 }
