@@ -56,6 +56,7 @@ let package = Package(
             name: "MemoryPressureSimulation",
             dependencies: [
                 "MemoryPressure",
+                "Jemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]

@@ -137,4 +137,16 @@ public struct SimulationReport: Codable, Hashable, Sendable {
     public var recordIntervalMs: Double
     /// How often the system's monitor sampled.
     public var monitorIntervalMs: Double
+    /// jemalloc's allocated bytes before any app launched, and once every app had been terminated
+    /// and had let go of its memory at the end of the run: equal, give or take the run's own
+    /// records, when nothing leaks. Null where jemalloc's statistics cannot be read.
+    public var allocatedBytes: AllocatedBytes?
+
+    /// jemalloc's process-wide allocated bytes at the two ends of a run.
+    public struct AllocatedBytes: Codable, Hashable, Sendable {
+        /// Before the first app launched.
+        public var atStart: Int
+        /// After every app was terminated and had let go of its memory.
+        public var afterShutdown: Int
+    }
 }

@@ -1,3 +1,4 @@
+import Jemalloc
 import MemoryPressure
 import Synchronization
 
@@ -55,6 +56,17 @@ public final class Simulation: Sendable {
     /// Throws when the system cannot be set up or its monitor cannot start. Runs once.
     public func run() async throws(SimulationError) -> SimulationResult {
         guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError("a simulation runs once") }
+        let allocatedAtStart = Self.settledAllocatedBytes()
+        var result = try await simulate()
+        // The system, its apps and the run's records are gone now; only the result is left.
+        if let allocatedAtStart, let afterShutdown = Self.settledAllocatedBytes() {
+            result.report.allocatedBytes = .init(atStart: allocatedAtStart, afterShutdown: afterShutdown)
+        }
+        return result
+    }
+
+    /// Sets the system up, runs the scenario on it, and shuts it down.
+    private func simulate() async throws(SimulationError) -> SimulationResult {
         let stateDirectory = try StateDirectory(options.stateDirectory)
         defer { stateDirectory.removeIfTemporary() }
         let system = try makeSystem(archive: stateDirectory)
@@ -108,11 +120,16 @@ public final class Simulation: Sendable {
         system.lifecycleEvents.removeObserver(lifecycleObserver)
         system.monitor.removeObserver(monitorObserver)
         let result = makeResult(parts: parts, checker: checker, duration: end - start)
-        for app in apps.values where app.state != .notRunning {
-            _ = try? await app.terminate(reason: .explicit)
-        }
+        _ = await system.shutDown()
         live.withLock { $0 = nil }
         return result
+    }
+
+    /// jemalloc's allocated bytes now, with this thread's cache returned first; nil when the
+    /// statistics cannot be read.
+    private static func settledAllocatedBytes() -> Int? {
+        try? Jemalloc.flushThreadCache()
+        return try? JemallocStatistics.current().allocated
     }
 
     // MARK: Setting up
