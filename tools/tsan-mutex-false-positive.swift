@@ -1,5 +1,5 @@
 // Evidence for the ThreadSanitizer suppressions in Tests/SanitizerSupport/SanitizerRuntime.c, run by
-// tools/ci-sanitizers. Four threads add 1 to a counter 200,000 times each.
+// tools/ci-sanitizers. Four threads add 1 to a counter 20,000 times each.
 //
 //   mutex   under Synchronization.Mutex: the total is exact, so the lock works; ThreadSanitizer
 //           still reports a race when the lock was contended (its slow path is not instrumented).
@@ -19,7 +19,7 @@ let mode = CommandLine.arguments.dropFirst().first ?? "mutex"
 let guarded = Mutex(0)
 let counter = Counter()
 pthread_mutex_init(&counter.mutex, nil)
-let iterations = 200_000
+let iterations = 20_000
 let threadCount = 4
 
 func work() {
