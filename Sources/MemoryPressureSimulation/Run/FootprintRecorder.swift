@@ -7,8 +7,11 @@ final class FootprintRecorder: Sendable {
     private let samples = Mutex<[Timeline.Sample]>([])
     private let start: ContinuousClock.Instant
 
-    init(start: ContinuousClock.Instant) {
+    /// A recorder whose buffer is reserved for `expectedCount` samples now, so recording does not
+    /// grow the process's allocations as the run goes on.
+    init(start: ContinuousClock.Instant, expectedCount: Int) {
         self.start = start
+        samples.withLock { $0.reserveCapacity(expectedCount) }
     }
 
     /// Records until the task is cancelled. `level` and `foreground` are read at each sample.

@@ -56,17 +56,19 @@ public final class Simulation: Sendable {
     /// Throws when the system cannot be set up or its monitor cannot start. Runs once.
     public func run() async throws(SimulationError) -> SimulationResult {
         guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError("a simulation runs once") }
-        let allocatedAtStart = Self.settledAllocatedBytes()
-        var result = try await simulate()
-        // The system, its apps and the run's records are gone now; only the result is left.
+        let (simulated, allocatedAtStart) = try await simulate()
+        var result = simulated
+        // The system and its apps are gone now; the run's records (reserved before the start
+        // reading) and the result are what is left.
         if let allocatedAtStart, let afterShutdown = Self.settledAllocatedBytes() {
             result.report.allocatedBytes = .init(atStart: allocatedAtStart, afterShutdown: afterShutdown)
         }
         return result
     }
 
-    /// Sets the system up, runs the scenario on it, and shuts it down.
-    private func simulate() async throws(SimulationError) -> SimulationResult {
+    /// Sets the system up, runs the scenario on it, and shuts it down; returns the result and
+    /// jemalloc's allocated bytes just before the first app launched.
+    private func simulate() async throws(SimulationError) -> (SimulationResult, allocatedAtStart: Int?) {
         let stateDirectory = try StateDirectory(options.stateDirectory)
         defer { stateDirectory.removeIfTemporary() }
         let system = try makeSystem(archive: stateDirectory)
@@ -74,7 +76,7 @@ public final class Simulation: Sendable {
         let apps = try register(in: system, journal: journal)
         let start = ContinuousClock.now
         let parts = LiveParts(
-            start: start, system: system, journal: journal, recorder: FootprintRecorder(start: start),
+            start: start, system: system, journal: journal, recorder: FootprintRecorder(start: start, expectedCount: Int(scenario.duration / options.recordInterval) + 64),
             tally: EventTally(start: start), driver: SimulationDriver(apps: apps, spikeChunkPause: options.spikeChunkPause)
         )
         let checker = InvariantChecker(journal: journal, start: start) { system.footprint(of: $0).totalBytes }
@@ -84,6 +86,7 @@ public final class Simulation: Sendable {
         }
         let events = system.events(bufferLimit: 1 << 16)
         live.withLock { $0 = parts }
+        let allocatedAtStart = Self.settledAllocatedBytes()
 
         let end: ContinuousClock.Instant
         do {
@@ -122,7 +125,7 @@ public final class Simulation: Sendable {
         let result = makeResult(parts: parts, checker: checker, duration: end - start)
         _ = await system.shutDown()
         live.withLock { $0 = nil }
-        return result
+        return (result, allocatedAtStart)
     }
 
     /// jemalloc's allocated bytes now, with this thread's cache returned first; nil when the
