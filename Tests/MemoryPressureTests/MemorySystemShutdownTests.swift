@@ -80,7 +80,7 @@ struct MemorySystemShutdownTests {
         let events = system.events()
         let run = try await system.running {
             source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
-            return await system.firstEvent(in: events) { if case .ladderRun = $0 { true } else { false } }
+            return await events.first(within: .seconds(30)) { if case .ladderRun = $0 { true } else { false } }
         }
         guard case .ladderRun(let ladderRun) = run else {
             Issue.record("no ladder run")

@@ -52,7 +52,7 @@ struct MemorySystemTests {
 
         let events = system.events()
         _ = try await system.running {
-            await system.firstEvent(in: events) { event in
+            await events.first(within: .seconds(30)) { event in
                 if case .ladderRun(let run) = event { run.steps.contains { $0.step == .terminateBackground } } else { false }
             }
         }
@@ -132,7 +132,7 @@ struct ServiceCacheTests {
         let events = system.events()
         let purge = try await system.running {
             source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
-            return await system.firstEvent(in: events) { event in
+            return await events.first(within: .seconds(30)) { event in
                 if case .purge(let report, .purge) = event { report.releasedBytes > 0 } else { false }
             }
         }

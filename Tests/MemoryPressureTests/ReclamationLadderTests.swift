@@ -41,7 +41,7 @@ struct ReclamationLadderTests {
 
         let events = system.events()
         let run = try await system.running {
-            await system.firstEvent(in: events) { $0.runUnderTarget != nil }?.runUnderTarget
+            await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }?.runUnderTarget
         }
 
         let terminations = system.terminations
@@ -90,7 +90,7 @@ struct ReclamationLadderTests {
 
         let events = system.events()
         _ = try await system.running {
-            await system.firstEvent(in: events) { $0.runUnderTarget != nil }
+            await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }
         }
 
         let terminations = system.terminations
@@ -121,7 +121,7 @@ struct ReclamationLadderTests {
         try await greedy.launch()
 
         let termination = try await system.running {
-            await system.firstEvent(in: events) { if case .termination = $0 { true } else { false } }
+            await events.first(within: .seconds(30)) { if case .termination = $0 { true } else { false } }
         }
 
         guard case .termination(let record) = termination else {
@@ -171,7 +171,7 @@ struct ReclamationLadderTests {
 
         let events = system.events()
         let run = try await system.running {
-            await system.firstEvent(in: events) { $0.runUnderTarget != nil }?.runUnderTarget
+            await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }?.runUnderTarget
         }
 
         let ladderRun = try #require(run)

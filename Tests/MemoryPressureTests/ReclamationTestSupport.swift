@@ -113,27 +113,6 @@ extension MemorySystem {
             return try await body()
         }
     }
-
-    /// The first event matching `predicate`, waiting at most `limit`.
-    func firstEvent(
-        in events: AsyncStream<MemorySystemEvent>,
-        within limit: Duration = .seconds(30),
-        where predicate: @escaping @Sendable (MemorySystemEvent) -> Bool
-    ) async -> MemorySystemEvent? {
-        await withTaskGroup(of: MemorySystemEvent?.self) { group in
-            group.addTask {
-                for await event in events where predicate(event) { return event }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
 }
 
 extension MemorySystemEvent {

@@ -44,11 +44,11 @@ struct MissingSource: MemorySampleSource {
     }
 }
 
-extension AsyncStream where Element == PressureEvent {
+extension AsyncStream where Element: Sendable {
     /// The first event that satisfies `predicate`, or nil when none comes within `limit` (a
     /// generous deadline that only stops a broken test from hanging; no test asserts timing).
-    func first(within limit: Duration = .seconds(20), where predicate: @escaping @Sendable (PressureEvent) -> Bool) async -> PressureEvent? {
-        await withTaskGroup(of: PressureEvent?.self) { group in
+    func first(within limit: Duration = .seconds(20), where predicate: @escaping @Sendable (Element) -> Bool) async -> Element? {
+        await withTaskGroup(of: Element?.self) { group in
             group.addTask {
                 for await event in self where predicate(event) { return event }
                 return nil
