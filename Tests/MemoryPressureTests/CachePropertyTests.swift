@@ -1,4 +1,5 @@
 import MemoryPressure
+import MemoryTestSupport
 import Testing
 
 /// The cache against a reference model, over seeded random operation sequences.
@@ -49,7 +50,7 @@ struct CachePropertyTests {
 
     @Test(arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func cacheMatchesReferenceModel(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let costLimit = Int.random(in: 50...400, using: &random)
         let countLimit = Int.random(in: 5...40, using: &random)
         let log = EvictionLog<Int>()
@@ -107,7 +108,7 @@ struct CachePropertyTests {
     /// probe runs back; every key must stay findable and the order must stay the model's.
     @Test(arguments: [11, 12, 13] as [UInt64])
     func manyKeysWithRemovalsStayFindableInOrder(seed: UInt64) throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let cache = try PurgeableCache<Int, TestContent>(name: "large", owner: .test("large"), category: .rebuildableObjects)
         var model = Model(costLimit: .max, countLimit: .max)
         for step in 0..<6_000 {

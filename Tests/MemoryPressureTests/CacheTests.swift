@@ -1,5 +1,6 @@
 import MemoryPressure
 import Synchronization
+import MemoryTestSupport
 import Testing
 
 struct CacheTests {
@@ -105,7 +106,7 @@ struct CacheTests {
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
-                    var random = SeededGenerator(seed: UInt64(worker))
+                    var random = SplitMix64(seed: UInt64(worker))
                     for _ in 0..<5_000 {
                         let key = Int.random(in: 0..<200, using: &random)
                         if Bool.random(using: &random) {

@@ -229,20 +229,3 @@ struct LifecycleModel {
         Int.random(in: 0..<10, using: &random) == 0 ? [Int.max, Int.min][Int.random(in: 0...1, using: &random)] : Int.random(in: -5...5, using: &random)
     }
 }
-
-/// SplitMix64: a seeded generator, so a failing run can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}

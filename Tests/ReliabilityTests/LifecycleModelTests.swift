@@ -18,7 +18,7 @@ struct LifecycleModelTests {
 
     @Test(arguments: seeds)
     func realAppsFollowTheModel(seed: UInt64) async throws {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var model = LifecycleModel(identifiers: try Self.identifiers())
         var operations: [LifecycleOperation] = []
         let harness = try await LifecycleHarness(identifiers: model.identifiers)
