@@ -7,7 +7,7 @@ struct AppLimitEnforcer {
     mutating func enforce(in system: MemorySystem, level: PressureLevel, sample: MemorySample) async {
         for hosted in system.ledger.withLock({ Array($0.apps.values) }) {
             let app = hosted.app
-            guard let limit = hosted.limits.limit(in: app.state) else { continue }
+            guard let limit = hosted.limits.limit(in: app.state), limit != .none else { continue }
             let footprint = system.footprint(of: app.identifier).totalBytes
             if let hard = limit.hardBytes, footprint > hard {
                 warned.remove(app.identifier)
