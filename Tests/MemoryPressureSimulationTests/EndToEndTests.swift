@@ -65,10 +65,13 @@ struct EndToEndTests {
         #expect(report.scenario == "e2e" && report.seed == 3 && report.manager && report.apps == 5)
         #expect(report.budgetBytes == 448 * mebibyte)
         #expect(report.durationSeconds >= 5 && report.durationSeconds < 8)
-        #expect(report.peakFootprintBytes > report.criticalThresholdBytes, "the spike must take the footprint to critical")
+        // The monitor's crossing into critical is the proof that the spike reached it: the
+        // recorder samples on its own clock, and the ladder can cut the footprint back below the
+        // critical threshold between two of its samples, so its peak is only held to the warning one.
+        #expect(report.levelChanges.critical >= 1, "the spike must take the footprint to critical")
+        #expect(report.peakFootprintBytes > report.warningThresholdBytes)
         #expect(report.maxOvershootBytes == max(0, report.peakFootprintBytes - report.budgetBytes))
         #expect(report.timeOverBudgetSeconds >= 0 && report.timeOverBudgetSeconds <= report.durationSeconds)
-        #expect(report.levelChanges.critical >= 1)
         #expect(report.warningsDelivered.warnings >= 1)
         #expect(report.warningsDelivered.appDelegates >= report.warningsDelivered.warnings)
         #expect(report.warningsDelivered.observers == report.warningsDelivered.appDelegates * SimulatedAppDelegate.warningObserverCount)
@@ -91,6 +94,7 @@ struct EndToEndTests {
         let csv = try String(contentsOfFile: files[1], encoding: .utf8).split(separator: "\n")
         #expect(csv.first == "seconds,footprint_bytes,budget_bytes,level,foreground,warnings,purges,terminations")
         #expect(csv.count == report.samples + 1)
+        #expect(csv.dropFirst().contains { $0.split(separator: ",")[3] == "critical" }, "the timeline records the critical level")
         #expect(report.samples > 100)
         let svg = try String(contentsOfFile: files[2], encoding: .utf8)
         #expect(svg.hasPrefix("<svg") && svg.contains("scenario e2e, seed 3, manager on"))
