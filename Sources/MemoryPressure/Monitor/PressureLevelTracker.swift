@@ -29,7 +29,7 @@ public struct PressureLevelTracker: Sendable {
     /// A tracker at `normal` that judges samples against `budget`.
     public init(
         budget: MemoryBudget,
-        stallThresholds: StallThresholds? = StallThresholds(),
+        stallThresholds: StallThresholds? = .standard,
         settleTime: Duration = .seconds(5),
         repeatInterval: Duration = .seconds(25)
     ) {

@@ -17,7 +17,7 @@ extension PressureMonitor {
         /// Time between repeated announcements at one level. Default 25 s.
         public var repeatInterval: Duration = .seconds(25)
         /// Stall percentages that raise the level on their own; nil to ignore stall.
-        public var stallThresholds: StallThresholds? = StallThresholds()
+        public var stallThresholds: StallThresholds? = .standard
         /// The PSI trigger to arm, or nil to sample on the interval alone. systemd's
         /// `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE` take precedence when set.
         public var stallTrigger: StallTrigger? = .standard

@@ -2,21 +2,47 @@
 public struct StallThresholds: Hashable, Sendable {
     /// `some avg10` (percent of the last 10 s in which a task waited for memory) at or above which
     /// the level is at least warning.
-    public var someAverage10ForWarning: Double
+    public let someAverage10ForWarning: Double
     /// `full avg10` (percent of the last 10 s in which every task waited) at or above which the
     /// level is critical.
-    public var fullAverage10ForCritical: Double
+    public let fullAverage10ForCritical: Double
 
-    /// Thresholds in percent of the last 10 seconds stalled.
-    public init(someAverage10ForWarning: Double = 10, fullAverage10ForCritical: Double = 10) {
+    /// The thresholds accepted: a percentage of time stalled, greater than zero and at most 100.
+    public static let percentRange: ClosedRange<Double> = .leastNonzeroMagnitude ... 100
+
+    /// Thresholds in percent of the last 10 seconds stalled, each within ``percentRange``.
+    public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(StallThresholdsError) {
+        for (name, percent) in [("some avg10", someAverage10ForWarning), ("full avg10", fullAverage10ForCritical)] {
+            guard Self.percentRange.contains(percent) else { throw StallThresholdsError(threshold: name, percent: percent) }
+        }
         self.someAverage10ForWarning = someAverage10ForWarning
         self.fullAverage10ForCritical = fullAverage10ForCritical
     }
+
+    private init(checkedSome some: Double, full: Double) {
+        self.someAverage10ForWarning = some
+        self.fullAverage10ForCritical = full
+    }
+
+    /// The default: warning at 10 % `some` stall, critical at 10 % `full` stall.
+    public static let standard = StallThresholds(checkedSome: 10, full: 10)
 
     /// The level the stall alone calls for.
     func level(for stall: PressureStall) -> PressureLevel {
         if stall.full.average10 >= fullAverage10ForCritical { return .critical }
         if stall.some.average10 >= someAverage10ForWarning { return .warning }
         return .normal
+    }
+}
+
+/// A stall threshold that is not a percentage of time the kernel can report.
+public struct StallThresholdsError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Which threshold: `some avg10` or `full avg10`.
+    public let threshold: String
+    /// The percentage given.
+    public let percent: Double
+
+    public var description: String {
+        "stall threshold \(threshold) \(percent)% is out of range; expected a percentage greater than 0 and at most 100"
     }
 }
