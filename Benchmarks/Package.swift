@@ -9,6 +9,7 @@ func suite(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
         name: name,
         dependencies: [
             "BenchmarkSupport",
+            "InterposerGuard",
             .product(name: "Benchmark", package: "benchmark"),
             .product(name: "Jemalloc", package: "swift-memory-pressure"),
             .product(name: "MemoryPressure", package: "swift-memory-pressure"),
@@ -24,15 +25,15 @@ let package = Package(
     dependencies: [
         .package(name: "swift-memory-pressure", path: "../"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        // Without the malloc interposer (the standards ask for it; see BENCHMARKS.md, "Why not the
-        // malloc interposer"): it puts a 16-byte header on every allocation and, on Linux, reads
-        // the 16 bytes before any pointer it is asked to free. Preloaded by the benchmark plugin in
-        // this process, whose malloc is jemalloc, that read faults (SIGSEGV) when a block without
-        // its header is the first in a fresh mapping: every run of the Termination suite, and the
-        // monitor's CPU benchmark before. Allocations are counted from jemalloc's statistics.
-        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: []),
+        // With the malloc interposer, which the plugin preloads to count every allocation. Each
+        // suite links InterposerGuard, which makes it safe where jemalloc is the process's malloc
+        // (see that target and BENCHMARKS.md, "The malloc interposer and jemalloc").
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // posix_memalign, aligned_alloc and realloc ahead of the preloaded malloc interposer, so that
+        // its free never reads an unmapped page before a jemalloc block.
+        .target(name: "InterposerGuard", path: "Benchmarks/InterposerGuard"),
         // What every suite shares: the short mode for CI, heap measurement, threshold tolerances.
         .target(
             name: "BenchmarkSupport",
