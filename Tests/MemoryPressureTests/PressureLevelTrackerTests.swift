@@ -105,6 +105,14 @@ struct PressureLevelTrackerTests {
         #expect(tracker.update(with: sample(at: 8, mebibytes: 100, stall: (some: 0, full: 0)))?.level == .normal)
     }
 
+    @Test func customStallThresholdsDecideTheLevel() throws {
+        let thresholds = try StallThresholds(someAverage10ForWarning: 30, fullAverage10ForCritical: 5)
+        var tracker = PressureLevelTracker(budget: Self.budget, stallThresholds: thresholds)
+        #expect(tracker.update(with: sample(at: 0, mebibytes: 100, stall: (some: 20, full: 0))) == nil, "20 % some stall is under the 30 % threshold")
+        #expect(tracker.update(with: sample(at: 1, mebibytes: 100, stall: (some: 30, full: 0)))?.level == .warning)
+        #expect(tracker.update(with: sample(at: 2, mebibytes: 100, stall: (some: 30, full: 5)))?.level == .critical)
+    }
+
     @Test func stallIsIgnoredWithoutThresholds() {
         var tracker = PressureLevelTracker(budget: Self.budget, stallThresholds: nil)
         #expect(tracker.update(with: sample(at: 0, mebibytes: 100, stall: (some: 90, full: 90))) == nil)

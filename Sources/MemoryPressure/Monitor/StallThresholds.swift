@@ -12,8 +12,11 @@ public struct StallThresholds: Hashable, Sendable {
 
     /// Thresholds in percent of the last 10 seconds stalled, each within ``percentRange``.
     public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(StallThresholdsError) {
-        for (name, percent) in [("some avg10", someAverage10ForWarning), ("full avg10", fullAverage10ForCritical)] {
-            guard Self.percentRange.contains(percent) else { throw StallThresholdsError(threshold: name, percent: percent) }
+        let given: [(StallThresholdsError.Threshold, Double)] = [
+            (.someAverage10, someAverage10ForWarning), (.fullAverage10, fullAverage10ForCritical),
+        ]
+        for (threshold, percent) in given {
+            guard Self.percentRange.contains(percent) else { throw StallThresholdsError(threshold: threshold, percent: percent) }
         }
         self.someAverage10ForWarning = someAverage10ForWarning
         self.fullAverage10ForCritical = fullAverage10ForCritical
@@ -37,12 +40,20 @@ public struct StallThresholds: Hashable, Sendable {
 
 /// A stall threshold that is not a percentage of time the kernel can report.
 public struct StallThresholdsError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Which threshold: `some avg10` or `full avg10`.
-    public let threshold: String
+    /// A threshold, named as the PSI file names its figure.
+    public enum Threshold: String, Hashable, Sendable {
+        /// ``StallThresholds/someAverage10ForWarning``.
+        case someAverage10 = "some avg10"
+        /// ``StallThresholds/fullAverage10ForCritical``.
+        case fullAverage10 = "full avg10"
+    }
+
+    /// Which threshold is out of range.
+    public let threshold: Threshold
     /// The percentage given.
     public let percent: Double
 
     public var description: String {
-        "stall threshold \(threshold) \(percent)% is out of range; expected a percentage greater than 0 and at most 100"
+        "stall threshold \(threshold.rawValue) \(percent)% is out of range; expected a percentage greater than 0 and at most 100"
     }
 }
