@@ -5,14 +5,7 @@ enum KernelFile {
     /// Reads the whole of `path` as UTF-8 text.
     static func read(_ path: FilePath) throws(MeasurementError) -> String {
         try withOpenFile(path) { descriptor in
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0) }
-                if count == 0 { break }
-                bytes += chunk[..<count]
-            }
-            return String(decoding: bytes, as: UTF8.self)
+            String(decoding: try descriptor.readToEnd(chunkSize: 4096), as: UTF8.self)
         }
     }
 

@@ -74,7 +74,7 @@ public final class StateArchive: Sendable {
         let contents: [UInt8]
         do {
             let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
-            contents = try file.closeAfter { try Self.readAll(file) }
+            contents = try file.closeAfter { try file.readToEnd() }
         } catch Errno.noSuchFileOrDirectory {
             return nil
         } catch {
@@ -113,15 +113,5 @@ public final class StateArchive: Sendable {
 
     private static func sync(_ file: FileDescriptor) throws(Errno) {
         guard fsync(file.rawValue) == 0 else { throw Errno(rawValue: errno) }
-    }
-
-    private static func readAll(_ file: FileDescriptor) throws -> [UInt8] {
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
-            if count == 0 { return contents }
-            contents.append(contentsOf: chunk[..<count])
-        }
     }
 }

@@ -34,7 +34,7 @@ public enum ScenarioFile {
         let bytes: [UInt8]
         do {
             let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
-            bytes = try file.closeAfter { try readAll(file) }
+            bytes = try file.closeAfter { try file.readToEnd(limit: 16 << 20) }
         } catch {
             throw ScenarioError(source: source, problem: "cannot be read (\(error))", expected: "a readable JSON file")
         }
@@ -57,16 +57,5 @@ public enum ScenarioFile {
     private static func reason(_ error: any Error) -> String {
         guard case DecodingError.dataCorrupted(let context) = error else { return "\(error)" }
         return context.underlyingError.map { "\($0)" } ?? context.debugDescription
-    }
-
-    private static func readAll(_ file: FileDescriptor) throws -> [UInt8] {
-        var contents: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
-            if count == 0 { return contents }
-            contents.append(contentsOf: chunk[..<count])
-            guard contents.count <= 16 << 20 else { throw Errno.fileTooLarge }
-        }
     }
 }
