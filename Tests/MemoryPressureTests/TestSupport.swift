@@ -93,18 +93,24 @@ extension PressureEvent {
     }
 }
 
-/// Open descriptors of this process whose target starts with one of `prefixes`
-/// (`pipe:`, `/proc/pressure/memory`).
-func openDescriptorCount(to prefixes: [String]) -> Int {
-    var count = 0
+/// A descriptor the process has open: its number and what it refers to (`readlink` of
+/// `/proc/self/fd/N`: a path, or `pipe:[inode]`).
+struct OpenDescriptor: Hashable {
+    var number: Int
+    var target: String
+}
+
+/// The process's open descriptors whose targets begin with one of `prefixes`.
+func openDescriptors(to prefixes: [String]) -> Set<OpenDescriptor> {
+    var found: Set<OpenDescriptor> = []
     for descriptor in 0..<4096 {
         var target = [CChar](repeating: 0, count: 256)
         let length = readlink("/proc/self/fd/\(descriptor)", &target, target.count - 1)
         guard length > 0 else { continue }
         let path = String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if prefixes.contains(where: path.hasPrefix) { count += 1 }
+        if prefixes.contains(where: path.hasPrefix) { found.insert(OpenDescriptor(number: descriptor, target: path)) }
     }
-    return count
+    return found
 }
 
 /// The names of the process's threads, from `/proc/self/task/*/comm`.
