@@ -1,4 +1,5 @@
 import MemoryPressure
+import MemoryTestSupport
 @testable import MemoryPressureSimulation
 import Testing
 
@@ -114,6 +115,16 @@ struct ScenarioFileTests {
             let matches = message.contains(expected) && message.hasPrefix("scenario file test.json: ") && !message.contains("\n")
             if !matches { Issue.record("message was: \(message)") }
             return matches
+        }
+    }
+
+    @Test func aFileLargerThanTheMaximumIsRejectedNamingTheLimit() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("huge.json", String(repeating: " ", count: ScenarioFile.maximumSize.bytes + 1))
+        #expect {
+            _ = try ScenarioFile.load(directory.path.appending("huge.json"), limits: eightGiBMachine)
+        } throws: { error in
+            "\(error)" == "scenario file \(directory.path)/huge.json: is larger than 16 MiB; expected a JSON file of at most 16 MiB"
         }
     }
 

@@ -28,13 +28,18 @@ import SystemPackage
 /// (`length`), `spike` (`size`, `hold`). Sizes are strings such as "64MiB" or numbers of bytes,
 /// durations strings such as "1.5s" or numbers of seconds; a range is `[low, high]` or one value.
 public enum ScenarioFile {
+    /// The largest scenario file read: 16 MiB, far beyond any real scenario.
+    public static let maximumSize = ByteCount(16 << 20)
+
     /// The scenario in the file at `path`, checked against `limits`.
     public static func load(_ path: FilePath, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
         let source = "scenario file \(path)"
         let bytes: [UInt8]
         do {
             let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
-            bytes = try file.closeAfter { try file.readToEnd(limit: 16 << 20) }
+            bytes = try file.closeAfter { try file.readToEnd(limit: maximumSize.bytes) }
+        } catch Errno.fileTooLarge {
+            throw ScenarioError(source: source, problem: "is larger than \(maximumSize)", expected: "a JSON file of at most \(maximumSize)")
         } catch {
             throw ScenarioError(source: source, problem: "cannot be read (\(error))", expected: "a readable JSON file")
         }
