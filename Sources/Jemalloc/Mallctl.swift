@@ -28,8 +28,15 @@ public enum Mallctl {
 
     /// Runs the command `name`, a key that takes and returns nothing (`arena.<i>.purge`,
     /// `arena.<i>.destroy`, `thread.tcache.flush`).
+    ///
+    /// Commands on arenas (`arena.*`) run one at a time, process-wide: see ``ArenaMaintenance``.
     public static func perform(_ name: String) throws(JemallocError) {
-        try check(mallctl(name, nil, nil, nil, 0), key: name)
+        guard name.hasPrefix("arena.") else {
+            return try check(mallctl(name, nil, nil, nil, 0), key: name)
+        }
+        try ArenaMaintenance.serialize { () throws(JemallocError) in
+            try check(mallctl(name, nil, nil, nil, 0), key: name)
+        }
     }
 
     /// Reads a `const char *` key, such as `version`.
