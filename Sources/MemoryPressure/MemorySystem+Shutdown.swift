@@ -18,7 +18,7 @@ extension MemorySystem {
     /// an app launched after the call began is not terminated.
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
-        let apps = self.apps.filter { $0.state != .notRunning }
+        let apps = hosted.apps.filter { $0.state != .notRunning }
         guard !apps.isEmpty else { return [] }
         logger.info("shutting down: terminating every app", metadata: [
             "running": "\(apps.filter(\.state.isRunning).count)",
@@ -27,7 +27,7 @@ extension MemorySystem {
         return await withTaskGroup(of: TerminationRecord?.self) { group in
             for app in apps {
                 group.addTask {
-                    await self.terminate(app, reason: .explicit, step: nil, cancellable: false)
+                    await self.terminator.terminate(app, reason: .explicit, step: nil)
                 }
             }
             var records: [TerminationRecord] = []

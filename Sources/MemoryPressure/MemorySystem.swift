@@ -29,21 +29,28 @@ public final class MemorySystem: Sendable {
     public let configuration: Configuration
     /// The footprint the ladder works down to, in bytes.
     public let targetBytes: Int
-    /// The monitor the system judges pressure with.
+    /// The monitor the system judges pressure with; its ``PressureMonitor/events`` carry every
+    /// sample and every announcement of the level.
     public let monitor: PressureMonitor
     /// Every app's heap, caches and stores.
     public let registry = PurgeRegistry()
     /// Where apps save their state, when the configuration names a directory.
     public let stateArchive: StateArchive?
     /// The lifecycle events of every app the system hosts.
-    public let lifecycleEvents = LifecycleEvents()
+    public let lifecycleEvents = EventSource<LifecycleEvent>()
 
-    let ledger = Mutex(Ledger())
-    let broadcaster = EventBroadcaster<MemorySystemEvent>()
+    let hosted = HostedApps()
+    let journal = ReclamationJournal()
+    let terminator: Terminator
+    private let terminationObservation: ObservationToken
     var logger: Logger { configuration.logger }
 
     /// A system with no apps, not yet running. Creates the state archive's directory when the
-    /// configuration names one; throws when the target or the directory cannot be used.
+    /// configuration names one.
+    ///
+    /// - Parameter configuration: The budget, the target, the monitor's settings and where state is
+    ///   saved.
+    /// - Throws: When the target is out of range or the state archive's directory cannot be used.
     public init(configuration: Configuration) throws(MemorySystemError) {
         self.configuration = configuration
         targetBytes = try configuration.targetBytes()
@@ -55,38 +62,45 @@ public final class MemorySystem: Sendable {
         } catch {
             throw MemorySystemError(.stateArchive(error))
         }
-        lifecycleEvents.addObserver { [weak self] event in self?.observe(event) }
+        let terminator = Terminator(registry: registry, journal: journal, logger: configuration.logger)
+        self.terminator = terminator
+        terminationObservation = lifecycleEvents.observe { terminator.observe($0) }
     }
 
     // MARK: Apps
 
-    /// Registers an app that is not running yet. `makeDelegate` makes its code afresh for each
-    /// launch, as a process would, so a terminated app gives back everything it held.
+    /// Registers an app that is not running yet.
+    ///
+    /// - Parameters:
+    ///   - identifier: The app's name, unique in this system.
+    ///   - appConfiguration: The app's deadlines and time limits.
+    ///   - limits: The app's own soft and hard memory limits.
+    ///   - makeDelegate: Makes the app's code afresh for each launch, as a process would, so a
+    ///     terminated app gives back everything it held.
+    /// - Returns: The app, not running.
+    /// - Throws: When an app with this identifier is already registered.
     public func register(
         _ identifier: AppIdentifier,
         configuration appConfiguration: AppConfiguration = .default,
         limits: AppMemoryLimits = .none,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) throws(MemorySystemError) -> App {
-        try ledger.withLock { ledger throws(MemorySystemError) in
-            guard ledger.apps[identifier] == nil else { throw MemorySystemError(.duplicateApp(identifier)) }
-            let app = App(
+        try hosted.add(identifier, limits: limits) {
+            App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
                 stateArchive: stateArchive, makeDelegate: makeDelegate
             )
-            ledger.apps[identifier] = HostedApp(app: app, limits: limits)
-            return app
         }
     }
 
-    /// The app registered as `identifier`.
+    /// The app registered as `identifier`, or nil when there is none.
     public func app(_ identifier: AppIdentifier) -> App? {
-        ledger.withLock { $0.apps[identifier]?.app }
+        hosted.app(identifier)
     }
 
     /// Every registered app, in identifier order.
     public var apps: [App] {
-        ledger.withLock { $0.apps.values.map(\.app) }.sorted { $0.identifier < $1.identifier }
+        hosted.apps.sorted { $0.identifier < $1.identifier }
     }
 
     /// `identifier`'s footprint now (see ``PurgeRegistry/footprint(of:)``).
@@ -94,76 +108,65 @@ public final class MemorySystem: Sendable {
         registry.footprint(of: identifier)
     }
 
-    /// Registers `cache` with the registry, to be purged with its owner. A cache whose owner is not
-    /// a registered app (a service's own cache) is purged per its category at every raised level.
+    /// Registers `cache` to be purged with its owner: per its category when the owning app enters
+    /// the background and under pressure. A cache whose owner is not a hosted app (a service's own
+    /// cache, owned by ``AppIdentifier/service``) is purged per its category at every raised level.
     public func register(_ cache: any Purgeable) {
         registry.register(cache)
     }
 
     // MARK: Records
 
-    /// The terminations so far (the most recent 10,000), in the
-    /// order the apps' run loops let go of their memory.
-    public var terminations: [TerminationRecord] {
-        ledger.withLock { $0.terminations }
-    }
+    /// The terminations so far (the most recent 10,000), in the order the apps' run loops let go
+    /// of their memory.
+    public var terminations: [TerminationRecord] { journal.terminations }
 
     /// The most recent ladder runs (up to 1,000), oldest first.
-    public var ladderRuns: [LadderRun] {
-        ledger.withLock { $0.runs }
-    }
+    public var ladderRuns: [LadderRun] { journal.runs }
 
     /// The purge latencies of the ladder runs that brought the footprint under target.
-    public var purgeLatency: PurgeLatencyStatistics {
-        ledger.withLock { $0.latency }
-    }
+    public var purgeLatency: PurgeLatencyStatistics { journal.latency }
 
-    /// The events from now on. A reader that falls behind loses the oldest beyond `bufferLimit`.
-    public func events(bufferLimit: Int = 1024) -> AsyncStream<MemorySystemEvent> {
-        broadcaster.makeStream(bufferingPolicy: .bufferingNewest(bufferLimit))
-    }
-
-    func emit(_ event: MemorySystemEvent) {
-        broadcaster.emit(event)
-    }
+    /// What the system does, as it does it: purges, warnings, terminations and ladder runs. The
+    /// pressure level itself comes from ``PressureMonitor/events`` on ``monitor``. Observers are
+    /// called on the thread that emits: the reclamation task for purges, warnings and ladder runs,
+    /// and the app's run loop for its termination.
+    public var events: EventSource<MemorySystemEvent> { journal.events }
 
     // MARK: Running
 
     /// Starts the monitor and reclaims memory until the task is cancelled; then stops the monitor.
-    /// Throws when the monitor cannot start.
+    ///
+    /// - Throws: When the monitor cannot start.
     public func run() async throws(PressureMonitorError) {
-        let pressure = monitor.events(bufferLimit: 1024)
+        let pressure = monitor.events.stream(bufferLimit: 1024)
         let (enteringBackground, continuation) = AsyncStream.makeStream(of: AppIdentifier.self)
-        ledger.withLock { $0.enteringBackground = continuation }
+        let observation = lifecycleEvents.observe { event in
+            if case .stateChanged(let app, _, .background) = event { continuation.yield(app) }
+        }
         defer {
-            ledger.withLock { $0.enteringBackground = nil }
+            observation.cancel()
             continuation.finish()
         }
         try monitor.start()
         defer { monitor.stop() }
+        let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
         // Both streams end when the task is cancelled.
         await withDiscardingTaskGroup { group in
             group.addTask {
                 for await app in enteringBackground {
-                    self.purgeOnEnteringBackground(app)
+                    backgroundPurge.purge(app)
                 }
             }
-            group.addTask {
-                var ladder = ReclamationLadder(system: self)
+            group.addTask { [hosted, registry, monitor, terminator, journal, configuration, targetBytes] in
+                var ladder = ReclamationLadder(
+                    apps: hosted, registry: registry, monitor: monitor, terminator: terminator, journal: journal,
+                    configuration: configuration, target: targetBytes
+                )
                 for await event in pressure {
                     await ladder.handle(event)
                 }
             }
         }
-    }
-
-    /// Step 1 of the ladder: purges `identifier`'s caches per category and releases its stores.
-    private func purgeOnEnteringBackground(_ identifier: AppIdentifier) {
-        let report = registry.purge(.enteringBackground, apps: [identifier])
-        guard !report.entries.isEmpty else { return }
-        logger.debug("purged on entering the background", metadata: [
-            "app": "\(identifier)", "bytes": "\(report.releasedBytes)",
-        ])
-        emit(.purge(report, step: .enteringBackground))
     }
 }

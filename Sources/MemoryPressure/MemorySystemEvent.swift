@@ -1,7 +1,6 @@
-/// What a ``MemorySystem`` did, as it did it.
+/// What a ``MemorySystem`` did, as it did it. The pressure level is the monitor's to announce
+/// (``PressureMonitor/events``).
 public enum MemorySystemEvent: Sendable {
-    /// The monitor announced a level: a rise, a fall or a repeat.
-    case pressure(PressureChange)
     /// Caches and stores were purged, by the step named.
     case purge(PurgeReport, step: ReclamationStep)
     /// Memory warnings were delivered, by the step named (`warning` or `softLimit`).

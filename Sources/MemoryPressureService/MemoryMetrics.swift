@@ -36,7 +36,7 @@ public final class MemoryMetrics: Sendable {
     private let terminations: CounterFamily<TerminationReason>
     private let purgeLatency: Timer
     private let sampleDuration: Timer
-    private let observers: Mutex<(system: MemorySystem.ObserverID, monitor: PressureMonitor.ObserverID)?>
+    private let observations: Mutex<[ObservationToken]>
 
     /// Starts recording `system`'s figures as `configuration` says.
     public init(system: MemorySystem, configuration: Configuration = .standard) {
@@ -68,17 +68,15 @@ public final class MemoryMetrics: Sendable {
         Gauge(label: label("budget_bytes"), factory: factory).record(system.configuration.budget.totalBytes)
         Gauge(label: label("target_bytes"), factory: factory).record(system.targetBytes)
         level.record(system.monitor.level.rawValue)
-        observers = Mutex(nil)
-        let systemObserver = system.addObserver { [self] in record($0) }
-        let monitorObserver = system.monitor.addObserver { [self] in record($0) }
-        observers.withLock { $0 = (systemObserver, monitorObserver) }
+        observations = Mutex([])
+        let systemObservation = system.events.observe { [self] in record($0) }
+        let monitorObservation = system.monitor.events.observe { [self] in record($0) }
+        observations.withLock { $0 = [systemObservation, monitorObservation] }
     }
 
     /// Stops recording. The metrics keep their last values.
     public func stop() {
-        guard let observers = observers.withLock({ $0.take() }) else { return }
-        system.removeObserver(observers.system)
-        system.monitor.removeObserver(observers.monitor)
+        for observation in observations.withLock({ $0 }) { observation.cancel() }
     }
 
     private func record(_ event: PressureEvent) {
@@ -101,8 +99,6 @@ public final class MemoryMetrics: Sendable {
             terminations.increment(record.reason)
         case .ladderRun(let run):
             if let latency = run.latency { purgeLatency.record(duration: latency) }
-        case .pressure:
-            break
         }
     }
 }
@@ -111,6 +107,6 @@ extension MemorySystem {
     /// The footprint of every hosted app and of every other owner of registered caches and heaps
     /// (a service's own caches).
     func appFootprints() -> [(app: AppIdentifier, bytes: Int)] {
-        registry.registeredApps.union(apps.map(\.identifier)).map { ($0, footprint(of: $0).totalBytes) }
+        registry.owners.union(apps.map(\.identifier)).map { ($0, footprint(of: $0).totalBytes) }
     }
 }

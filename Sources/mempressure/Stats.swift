@@ -71,7 +71,7 @@ struct Stats: AsyncParsableCommand {
         configuration.interval = interval
         configuration.allocatorRefreshInterval = interval
         let monitor = PressureMonitor(configuration: configuration)
-        let events = monitor.events()
+        let events = monitor.events.stream()
         try monitor.start()
         defer { monitor.stop() }
 

@@ -29,7 +29,7 @@ final class OwnedFootprintSource: MemorySampleSource {
     func read(into sample: inout MemorySample) throws {
         let (base, system) = state.withLock { $0 }
         guard let system else { return }
-        let owners = system.registry.registeredApps.union(system.apps.map(\.identifier))
+        let owners = system.registry.owners.union(system.apps.map(\.identifier))
         sample.residentBytes = base + owners.reduce(0) { $0 + system.footprint(of: $1).totalBytes }
     }
 }
@@ -56,9 +56,11 @@ func makeSystem(source: OwnedFootprintSource, archiveIn archive: TemporaryDirect
 /// Every event a system emits, kept as it comes (through a synchronous observer, so none is lost).
 final class EventLog: Sendable {
     private let events = Mutex<[MemorySystemEvent]>([])
+    private let observation = Mutex<ObservationToken?>(nil)
 
     init(observing system: MemorySystem) {
-        system.addObserver { [self] event in events.withLock { $0.append(event) } }
+        let token = system.events.observe { [self] event in events.withLock { $0.append(event) } }
+        observation.withLock { $0 = token }
     }
 
     var all: [MemorySystemEvent] { events.withLock { $0 } }

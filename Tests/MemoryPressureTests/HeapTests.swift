@@ -43,21 +43,6 @@ struct HeapTests {
         #expect(try heap.statistics().allocated == 0)
     }
 
-    @Test func crossingAThresholdCallsItsHandlerOnce() throws {
-        let heap = try AppHeap(app: .test("threshold"))
-        let crossings = Mutex<[Int]>([])
-        try heap.onCrossing(bytes: 3 * Self.mebibyte) { bytes in crossings.withLock { $0.append(bytes) } }
-        var buffers = [try heap.allocate(byteCount: 2 * Self.mebibyte)]
-        #expect(crossings.withLock { $0 }.isEmpty)
-        buffers.append(try heap.allocate(byteCount: 2 * Self.mebibyte))
-        buffers.append(try heap.allocate(byteCount: 2 * Self.mebibyte))
-        #expect(crossings.withLock { $0 } == [4 * Self.mebibyte])
-        buffers.removeAll()
-        _ = try heap.allocate(byteCount: 4 * Self.mebibyte)
-        #expect(crossings.withLock { $0 } == [4 * Self.mebibyte, 4 * Self.mebibyte])
-        #expect(throws: CacheError.nonPositiveThreshold(0)) { try heap.onCrossing(bytes: 0) { _ in } }
-    }
-
     @Test func closingWaitsForTheLastBufferBeforeDestroyingTheArena() throws {
         let heap = try AppHeap(app: .test("closing"))
         var buffer: HeapBuffer? = try heap.allocate(byteCount: Self.mebibyte)

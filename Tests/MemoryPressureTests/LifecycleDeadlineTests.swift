@@ -60,7 +60,7 @@ struct LifecycleDeadlineTests {
 
     @Test func aBackgroundTaskStillOpenAfterItsExpirationHandlerTerminatesTheApp() async throws {
         let log = CallbackLog()
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("long-upload", log: log, events: events) { delegate in
             delegate.onDidEnterBackground = { app in
@@ -76,7 +76,7 @@ struct LifecycleDeadlineTests {
     }
 
     @Test func anExpirationHandlerThatEndsItsTaskLetsTheAppSuspend() async throws {
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let task = SharedBox<BackgroundTaskIdentifier?>(nil)
         let app = try makeApp("tidy-upload", events: events) { delegate in

@@ -122,7 +122,7 @@ func makeApp(
     _ name: String,
     log: CallbackLog = CallbackLog(),
     configuration: AppConfiguration = quickConfiguration,
-    events: LifecycleEvents? = nil,
+    events: EventSource<LifecycleEvent>? = nil,
     configure: (RecordingDelegate) -> Void = { _ in }
 ) throws -> App {
     let delegate = RecordingDelegate(log: log)

@@ -5,7 +5,7 @@ import Testing
 struct LifecycleTransitionTests {
     @Test func launchIntoTheForegroundPassesThroughInactiveToActive() async throws {
         let log = CallbackLog()
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("fg", log: log, events: events)
         let state = try await app.launch()
@@ -81,7 +81,7 @@ struct LifecycleTransitionTests {
 
     @Test func terminatingARunningAppCallsWillTerminate() async throws {
         let log = CallbackLog()
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("running", log: log, events: events)
         try await app.launch()

@@ -9,7 +9,7 @@ import Testing
 @Suite(.exclusiveMemoryUse)
 struct MemorySamplerTests {
     @Test func fullSampleReadsTheRealSources() throws {
-        var sampler = MemorySampler(logger: RecordingLogHandler.logger().0)
+        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: RecordingLogHandler.logger().0)
         let sample = sampler.sample(.full)
         let resident = try #require(sample.residentBytes)
         #expect(resident > 1 << 20)
@@ -23,7 +23,7 @@ struct MemorySamplerTests {
     }
 
     @Test func cheapSampleReadsOnlyStatm() throws {
-        var sampler = MemorySampler(logger: RecordingLogHandler.logger().0)
+        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: RecordingLogHandler.logger().0)
         let sample = sampler.sample(.cheap)
         #expect(try #require(sample.residentBytes) > 1 << 20)
         #expect(sample.jemalloc == nil)
@@ -40,16 +40,6 @@ struct MemorySamplerTests {
         }
         #expect(messages.all.count == 1)
         #expect(messages.all.first?.contains("/nonexistent/memory.file") == true)
-    }
-
-    @Test func readsRegisteredArenas() throws {
-        let arena = try Arena.create()
-        var sampler = MemorySampler(arenas: { [arena] }, logger: RecordingLogHandler.logger().0)
-        var allocation = try arena.allocate(byteCount: 4 << 20)
-        allocation.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 1) }
-        let sample = sampler.sample(.full)
-        #expect(try #require(sample.arenaBytes[arena]) >= 4 << 20)
-        #expect(sampler.sample(.cheap).arenaBytes.isEmpty)
     }
 
     @Test func readsControlGroupEvents() throws {

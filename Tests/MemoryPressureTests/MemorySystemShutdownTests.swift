@@ -70,14 +70,18 @@ struct MemorySystemShutdownTests {
         withExtendedLifetime(archiveDirectory) {}
     }
 
-    @Test func observersSeeEveryEventUntilRemoved() async throws {
+    @Test func observersSeeEveryEventUntilCancelled() async throws {
         let source = ScriptedSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)
         let seen = Mutex<[MemorySystemEvent]>([])
-        let observer = system.addObserver { event in seen.withLock { $0.append(event) } }
-        let events = system.events()
+        let observation = system.events.observe { event in seen.withLock { $0.append(event) } }
+        let levels = Mutex<[PressureLevel]>([])
+        let levelObservation = system.monitor.events.observe { event in
+            if let change = event.change { levels.withLock { $0.append(change.level) } }
+        }
+        let events = system.events.stream()
         let run = try await system.running {
             source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
             return await events.first(within: .seconds(30)) { if case .ladderRun = $0 { true } else { false } }
@@ -87,10 +91,11 @@ struct MemorySystemShutdownTests {
             return
         }
         let observed = seen.withLock { $0 }
-        #expect(observed.contains { if case .pressure(let change) = $0 { change.level == .warning } else { false } })
+        #expect(levels.withLock { $0 }.contains(.warning))
         #expect(observed.contains { if case .ladderRun(let run) = $0 { run == ladderRun } else { false } })
 
-        system.removeObserver(observer)
+        observation.cancel()
+        levelObservation.cancel()
         let app = try system.register(.test("late")) { CachingDelegate() }
         try await app.launch()
         #expect(await system.shutDown().count == 1)

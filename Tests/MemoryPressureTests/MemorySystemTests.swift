@@ -50,7 +50,7 @@ struct MemorySystemTests {
         let active = try register("active", 50)
         try await active.launch()
 
-        let events = system.events()
+        let events = system.events.stream()
         _ = try await system.running {
             await events.first(within: .seconds(30)) { event in
                 if case .ladderRun(let run) = event { run.steps.contains { $0.step == .terminateBackground } } else { false }
@@ -129,7 +129,7 @@ struct ServiceCacheTests {
         for key in 0..<100 {
             try cache.setValue([UInt8](repeating: 1, count: 16), forKey: "\(key)", cost: 1 << 20)
         }
-        let events = system.events()
+        let events = system.events.stream()
         let purge = try await system.running {
             source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
             return await events.first(within: .seconds(30)) { event in

@@ -39,7 +39,7 @@ struct ReclamationLadderTests {
         try await active.launch()
         #expect(suspended.allSatisfy { $0.state == .suspended })
 
-        let events = system.events()
+        let events = system.events.stream()
         let run = try await system.running {
             await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }?.runUnderTarget
         }
@@ -88,7 +88,7 @@ struct ReclamationLadderTests {
         try await active.launch()
         #expect(background.allSatisfy { $0.state == .background })
 
-        let events = system.events()
+        let events = system.events.stream()
         _ = try await system.running {
             await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }
         }
@@ -116,7 +116,7 @@ struct ReclamationLadderTests {
         let warned = try register("modest", mebibytes: 48, in: system, limits: limits)
         let greedy = try register("greedy", mebibytes: 96, in: system, limits: limits)
         let lifecycle = system.lifecycleEvents.stream()
-        let events = system.events()
+        let events = system.events.stream()
         try await warned.launch()
         try await greedy.launch()
 
@@ -169,7 +169,7 @@ struct ReclamationLadderTests {
         let cachedBytes = caches.reduce(0) { $0 + $1.totalCost }
         #expect(cachedBytes >= 1 << 30)
 
-        let events = system.events()
+        let events = system.events.stream()
         let run = try await system.running {
             await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }?.runUnderTarget
         }

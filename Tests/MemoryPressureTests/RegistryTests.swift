@@ -1,5 +1,5 @@
 import Jemalloc
-import MemoryPressure
+@testable import MemoryPressure
 import MemoryTestSupport
 import Testing
 
@@ -114,10 +114,10 @@ struct RegistryTests {
         let app = AppIdentifier.test("terminated")
         let heap = try registry.heap(for: app)
         var buffer: HeapBuffer? = try heap.allocate(byteCount: 2 * Self.mebibyte)
-        #expect(registry.registeredApps == [app])
+        #expect(registry.owners == [app])
         #expect(registry.removeApp(app) === heap)
         #expect(heap.isDestroyed == false)
-        #expect(registry.registeredApps.isEmpty)
+        #expect(registry.owners.isEmpty)
         #expect(try heap.arena.isInitialized)
         #expect(buffer?.byteCount == 2 * Self.mebibyte)
         buffer = nil

@@ -109,7 +109,7 @@ struct SavedDocument: Codable, Equatable {
 
     @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
         let options = SharedBox<[LaunchOptions]>([])
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
             LaunchRecorder(options: options)
         }
@@ -126,7 +126,7 @@ struct SavedDocument: Codable, Equatable {
         try archive.save(Array("state".utf8), for: app)
         try writeFile(archive.directory.appending(app.rawValue).appending("state"), Array("garbage".utf8))
         let options = SharedBox<[LaunchOptions]>([])
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
             LaunchRecorder(options: options)

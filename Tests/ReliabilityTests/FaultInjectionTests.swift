@@ -19,7 +19,7 @@ struct FaultInjectionTests {
         backgroundTaskTimeLimit: .milliseconds(100)
     )
 
-    static func app(_ name: String, log: AppLog, configuration: AppConfiguration = .default, events: LifecycleEvents? = nil,
+    static func app(_ name: String, log: AppLog, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
                     onDidEnterBackground: @escaping @Sendable (isolated App) -> Void = { _ in },
                     onWillTerminate: @escaping @Sendable (isolated App) -> Void = { _ in }) throws -> App {
         let delegate = LoggingDelegate(log: log, onDidEnterBackground: onDidEnterBackground, onWillTerminate: onWillTerminate)
@@ -72,7 +72,7 @@ struct FaultInjectionTests {
     }
 
     @Test func aBackgroundTaskNeverEndedTerminatesItsAppAloneAfterItsExpirationHandler() async throws {
-        let events = LifecycleEvents()
+        let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let expirations = Atomic<Int>(0)
         let healthyTask = Mutex<BackgroundTaskIdentifier?>(nil)
@@ -171,15 +171,16 @@ struct FaultInjectionTests {
         let bystanderLog = AppLog()
         let bystander = try Self.app("bystander", log: bystanderLog)
         for app in [allocating, bystander] { try await app.launch() }
-        // Pressure rising during reclamation: crossing 1 MiB raises another warning at once.
+        // Pressure rising during reclamation: the heap crossing 1 MiB raises another warning at once.
         let second = Mutex<Task<WarningDelivery, Never>?>(nil)
-        try heap.onCrossing(bytes: 1 << 20) { _ in
-            second.withLock { $0 = Task { await MemoryWarning(level: .critical).deliver(to: [allocating, bystander]) { _ in 0 } } }
-        }
         allocating.notificationCenter.addObserver(forName: .didReceiveMemoryWarning) { _, _ in
             // Re-entrant use of the heap from inside a warning.
+            let before = heap.allocatedBytes
             if let buffer = try? heap.allocate(byteCount: 2 << 20, zeroed: true) {
                 buffers.withLock { $0.append(buffer) }
+            }
+            if before < 1 << 20, heap.allocatedBytes >= 1 << 20 {
+                second.withLock { $0 = Task { await MemoryWarning(level: .critical).deliver(to: [allocating, bystander]) { _ in 0 } } }
             }
         }
         _ = bystanderLog.take()
@@ -253,7 +254,7 @@ struct FaultInjectionTests {
         configuration.allocatorRefreshInterval = .milliseconds(5)
         configuration.stallTrigger = nil
         let monitor = PressureMonitor(configuration: configuration)
-        let events = monitor.events()
+        let events = monitor.events.stream()
         try monitor.start()
         var samples = 0
         for await event in events {

@@ -64,7 +64,7 @@ final class LoggingDelegate: AppDelegate {
 }
 
 /// Real apps driven by the same steps as the model, observed through their delegates, observers
-/// and a shared `LifecycleEvents` stream.
+/// and a shared `EventSource<LifecycleEvent>` stream.
 ///
 /// Events are decided when a transition is requested and when its callbacks run, so after a step a
 /// sentinel app (not part of the run) toggles between active and inactive: every event of the step
@@ -83,7 +83,7 @@ final class LifecycleHarness {
     )
 
     init(identifiers: [AppIdentifier]) async throws {
-        let lifecycleEvents = LifecycleEvents()
+        let lifecycleEvents = EventSource<LifecycleEvent>()
         events = lifecycleEvents.stream().makeAsyncIterator()
         logs = identifiers.map { _ in AppLog() }
         apps = zip(identifiers, logs).map { identifier, log in

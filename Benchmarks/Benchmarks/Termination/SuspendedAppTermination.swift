@@ -24,7 +24,7 @@ enum SuspendedAppTermination {
             throw TerminationBenchmarkError("the app holds \(system.footprint(of: app.identifier).totalBytes) bytes, not \(appBytes)")
         }
 
-        let events = system.events()
+        let events = system.events.stream()
         let before = try ProcessMemory.current().residentBytes
         let clock = ContinuousClock()
         let start = clock.now

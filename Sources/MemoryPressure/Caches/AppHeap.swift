@@ -14,16 +14,10 @@ public final class AppHeap: Sendable {
     /// The arena the heap allocates in.
     public let arena: Arena
 
-    private struct Threshold {
-        let bytes: Int
-        let handler: @Sendable (_ allocatedBytes: Int) -> Void
-    }
-
     private struct State {
         var isClosed = false
         var isDestroyed = false
         var liveBuffers = 0
-        var thresholds: [Threshold] = []
     }
 
     private let state = Mutex(State())
@@ -36,9 +30,6 @@ public final class AppHeap: Sendable {
     }
 
     /// Allocates a buffer of `byteCount` bytes in the heap.
-    ///
-    /// Registered thresholds that the heap's bytes cross upwards are reported on this thread before
-    /// the buffer is returned.
     public func allocate(byteCount: Int, zeroed: Bool = false) throws(AppHeapError) -> HeapBuffer {
         try state.withLock { state throws(AppHeapError) in
             guard !state.isClosed else { throw AppHeapError.closed(app) }
@@ -52,8 +43,7 @@ public final class AppHeap: Sendable {
             throw AppHeapError.allocator(error)
         }
         let buffer = HeapBuffer(allocation, in: self)
-        let after = allocated.add(byteCount, ordering: .relaxed).newValue
-        reportCrossings(from: after - byteCount, to: after)
+        allocated.add(byteCount, ordering: .relaxed)
         return buffer
     }
 
@@ -75,16 +65,6 @@ public final class AppHeap: Sendable {
             guard !state.isDestroyed else { return }
             try arena.purge()
         }
-    }
-
-    /// Calls `handler` with the heap's bytes each time an allocation takes them from below `bytes`
-    /// to `bytes` or more, so a monitor can react at once rather than at its next sample.
-    public func onCrossing(
-        bytes: Int,
-        _ handler: @escaping @Sendable (_ allocatedBytes: Int) -> Void
-    ) throws(CacheError) {
-        guard bytes > 0 else { throw CacheError.nonPositiveThreshold(bytes) }
-        state.withLock { $0.thresholds.append(Threshold(bytes: bytes, handler: handler)) }
     }
 
     /// Stops making buffers; destroys the arena now if no buffer is alive, otherwise as soon as the
@@ -124,13 +104,6 @@ public final class AppHeap: Sendable {
         } catch {
             try? arena.purge()
         }
-    }
-
-    private func reportCrossings(from before: Int, to after: Int) {
-        let crossed = state.withLock { state in
-            state.thresholds.filter { before < $0.bytes && $0.bytes <= after }.map(\.handler)
-        }
-        for handler in crossed { handler(after) }
     }
 
     deinit {

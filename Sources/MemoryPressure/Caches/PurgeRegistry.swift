@@ -55,8 +55,8 @@ public final class PurgeRegistry: Sendable {
         }
     }
 
-    /// The apps with a heap, a cache or a store registered.
-    public var registeredApps: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
+    /// The owners with a heap, a cache or a store registered.
+    package var owners: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
 
     /// `app`'s live caches.
     public func caches(of app: AppIdentifier) -> [any Purgeable] {
@@ -76,13 +76,16 @@ public final class PurgeRegistry: Sendable {
         return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
     }
 
-    /// Purges the caches and stores of `targets` for `event`, then returns the freed pages to the
-    /// operating system: each affected heap's arena is purged, and all arenas when payloads outside
-    /// the heaps were released.
+    /// Purges the caches and stores of `targets` for `event`, then, when `returningFreedPages`,
+    /// returns the freed pages to the operating system: each purged heap's arena, or every arena
+    /// when payloads outside the heaps were released. A caller that purges every arena itself
+    /// afterwards passes false.
     ///
     /// Caches apply their category's action. Stores are released on entering the background, and
     /// on a warning or at critical pressure when their view is not visible.
-    public func purge(_ event: PurgeEvent, apps targets: some Sequence<AppIdentifier>) -> PurgeReport {
+    func purge(
+        _ event: PurgeEvent, apps targets: some Sequence<AppIdentifier>, returningFreedPages: Bool = true
+    ) -> PurgeReport {
         var report = PurgeReport(event: event)
         var releasedOutsideHeaps = false
         for app in Set(targets) {
@@ -109,13 +112,21 @@ public final class PurgeRegistry: Sendable {
             }
             if let heap, let heapBytesBefore {
                 report.heapBytesReturned[app] = heapBytesBefore - heap.allocatedBytes
-                do { try heap.purge() } catch { report.arenaPurgeFailures.append(error) }
+                if returningFreedPages && !releasedOutsideHeaps {
+                    do { try heap.purge() } catch { report.arenaPurgeFailures.append(error) }
+                }
             }
         }
-        if releasedOutsideHeaps {
+        if returningFreedPages && releasedOutsideHeaps {
             do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
         }
         return report
+    }
+
+    /// The owners with a heap, a cache or a store registered that are not among `hosted`: a
+    /// service's own caches, purged at every raised level.
+    func owners(notAmong hosted: [AppIdentifier]) -> [AppIdentifier] {
+        Array(owners.subtracting(hosted))
     }
 
     /// Forgets `app`'s caches and stores and closes its heap, whose arena is destroyed now if no

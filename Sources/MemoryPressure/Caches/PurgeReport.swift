@@ -22,7 +22,7 @@ public struct PurgeReport: Sendable {
         public var removedCount: Int
 
         /// An entry of a purge report.
-        public init(app: AppIdentifier, source: Source, releasedBytes: Int, removedCount: Int) {
+        init(app: AppIdentifier, source: Source, releasedBytes: Int, removedCount: Int) {
             self.app = app
             self.source = source
             self.releasedBytes = releasedBytes

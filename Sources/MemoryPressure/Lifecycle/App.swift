@@ -33,7 +33,7 @@ public actor App {
     nonisolated let runLoop: AppRunLoop
     nonisolated let record = Mutex(LifecycleRecord())
     nonisolated let notificationRegistry = NotificationRegistry()
-    nonisolated let events: LifecycleEvents?
+    nonisolated let events: EventSource<LifecycleEvent>?
 
     /// Where the app saves its state, and where its launches restore it from.
     public nonisolated let stateArchive: StateArchive?
@@ -53,7 +53,7 @@ public actor App {
         identifier: AppIdentifier,
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,
-        events: LifecycleEvents? = nil,
+        events: EventSource<LifecycleEvent>? = nil,
         stateArchive: StateArchive? = nil
     ) {
         self.identifier = identifier
@@ -71,7 +71,7 @@ public actor App {
     public init(
         identifier: AppIdentifier,
         configuration: AppConfiguration = .default,
-        events: LifecycleEvents? = nil,
+        events: EventSource<LifecycleEvent>? = nil,
         stateArchive: StateArchive? = nil,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) {
@@ -207,10 +207,18 @@ public actor App {
 
     /// Terminates the app for `reason`. A running app gets `willTerminate` within its deadline
     /// (overrunning it changes the reason to `deadline`); a suspended app is terminated at once,
-    /// without a callback. Returns `notRunning`.
+    /// without a callback.
+    ///
+    /// Returns once the app's run loop has let go of its view controllers and per-launch delegate,
+    /// so the memory only they held is free, or once the termination deadline has passed again
+    /// after `willTerminate` (a run loop still blocked by an overrunning callback lets go later).
+    ///
+    /// - Parameter reason: Why the app is terminated, as its record and its next launch report it.
+    /// - Returns: The app's state then, `notRunning`.
+    /// - Throws: ``LifecycleError`` when the app is not running or is already being terminated.
     @discardableResult
     public nonisolated func terminate(reason: TerminationReason) async throws(LifecycleError) -> AppState {
-        try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in
+        let state = try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in
             guard record.state != .suspended else {
                 end(&record, reason: reason)
                 return []
@@ -218,6 +226,8 @@ public actor App {
             record.isTerminating = true
             return [.callback(.willTerminate), .terminate(reason)]
         }
+        await drained(within: configuration.terminationDeadline)
+        return state
     }
 
     // MARK: Machinery
@@ -350,12 +360,13 @@ public actor App {
         events?.emit(.released(app: identifier))
     }
 
-    /// Returns once everything posted to the app's run loop before this call has run: after a
-    /// termination, once the app has let go of its view controllers and delegate.
-    nonisolated func drained() async {
+    /// Returns once everything posted to the app's run loop before this call has run (after a
+    /// termination, once the app has let go of its view controllers and delegate), or once
+    /// `timeout` has passed.
+    nonisolated func drained(within timeout: Duration) async {
         let completion = Completion<Void>()
         runLoop.perform { completion.resolve(()) }
-        await completion.value
+        _ = await completion.value(timeout: timeout, cancellable: false)
     }
 
     /// Marks the app terminated: not running, a new generation, timers cancelled, observers and

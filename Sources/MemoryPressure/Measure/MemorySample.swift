@@ -2,7 +2,7 @@ import Jemalloc
 
 /// One reading of everything the system decides on. A figure the machine does not offer is nil.
 ///
-/// A cheap sample (see ``SampleDepth``) reads only `/proc/self/statm`; its allocator, arena, cgroup
+/// A cheap sample (see ``SampleDepth``) reads only `/proc/self/statm`; its allocator, cgroup
 /// and stall figures are nil or empty.
 public struct MemorySample: Hashable, Sendable {
     /// When the reading was taken.
@@ -13,8 +13,6 @@ public struct MemorySample: Hashable, Sendable {
     public var cgroupCurrentBytes: Int?
     /// jemalloc's process-wide statistics, as of this sample's epoch (nil when not refreshed for it).
     public var jemalloc: JemallocStatistics?
-    /// Bytes allocated in each registered per-app arena, as of this sample's epoch.
-    public var arenaBytes: [Arena: Int]
     /// The cgroup's `memory.events` counters, where the process has a cgroup v2 with a memory
     /// controller (nil on samples that did not read them).
     public var cgroupEvents: ControlGroupEvents?
@@ -31,7 +29,6 @@ public struct MemorySample: Hashable, Sendable {
         residentBytes: Int? = nil,
         cgroupCurrentBytes: Int? = nil,
         jemalloc: JemallocStatistics? = nil,
-        arenaBytes: [Arena: Int] = [:],
         cgroupEvents: ControlGroupEvents? = nil,
         pressureStall: PressureStall? = nil
     ) {
@@ -39,7 +36,6 @@ public struct MemorySample: Hashable, Sendable {
         self.residentBytes = residentBytes
         self.cgroupCurrentBytes = cgroupCurrentBytes
         self.jemalloc = jemalloc
-        self.arenaBytes = arenaBytes
         self.cgroupEvents = cgroupEvents
         self.pressureStall = pressureStall
     }

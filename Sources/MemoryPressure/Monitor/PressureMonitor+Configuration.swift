@@ -22,9 +22,14 @@ extension PressureMonitor {
         /// `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE` take precedence when set.
         public var stallTrigger: StallTrigger? = .standard
         /// Where samples come from. Default: statm, jemalloc, the cgroup and PSI.
-        public var sources: [any MemorySampleSource] = MemorySampler.standardSources()
+        public var sources: [any MemorySampleSource] = Configuration.standardSources
         /// Where the monitor logs: one line per figure it cannot read, and trigger arming.
         public var logger: Logger
+
+        /// The process's own sources: statm, jemalloc, its cgroup and PSI.
+        public static var standardSources: [any MemorySampleSource] {
+            [ProcessMemorySampleSource(), JemallocSampleSource(), ControlGroupSampleSource(), PressureStallSampleSource()]
+        }
 
         /// The defaults, judged against `budget`.
         public init(budget: MemoryBudget, logger: Logger = Logger(label: "MemoryPressure.PressureMonitor")) {

@@ -1,4 +1,3 @@
-import Jemalloc
 import Synchronization
 import SystemPackage
 
@@ -8,7 +7,7 @@ import SystemPackage
 /// ```swift
 /// let monitor = PressureMonitor(configuration: .init(budget: try .resolve(.automatic())))
 /// try monitor.start()
-/// for await event in monitor.events() {
+/// for await event in monitor.events.stream() {
 ///     if case .change(let change) = event { print(change) }
 /// }
 /// ```
@@ -20,22 +19,24 @@ import SystemPackage
 public final class PressureMonitor: Sendable {
     /// How the monitor samples and judges.
     public let configuration: Configuration
-    private let hub = PressureEventHub()
-    private let arenas = ArenaRegistry()
+    /// Every sample with the level it was judged at, and every announcement of the level. Observers
+    /// are called on the monitor's thread; streams end when the monitor stops.
+    public let events = EventSource<PressureEvent>()
+    /// The one sampler, shared by the sampling thread and by those who measure between its ticks.
+    private let sampler: Mutex<MemorySampler>
+    private let latest = Mutex<(level: PressureLevel, sample: MemorySample?)>((.normal, nil))
     private let thread = Mutex<SamplingThread?>(nil)
 
     /// A monitor that does nothing until ``start()``.
     public init(configuration: Configuration) {
         self.configuration = configuration
-    }
-
-    /// Identifies an observer added with ``addObserver(_:)``.
-    public struct ObserverID: Hashable, Sendable {
-        fileprivate let rawValue: UInt64
+        sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
     }
 
     /// Starts sampling on a thread of its own; the first sample is taken at once. Does nothing when
-    /// already running. Throws when the configuration is invalid or the thread cannot be made.
+    /// already running.
+    ///
+    /// - Throws: When the configured interval is not positive, or the thread cannot be made.
     public func start() throws(PressureMonitorError) {
         guard configuration.interval > .zero else {
             throw PressureMonitorError(.invalidInterval(configuration.interval))
@@ -44,8 +45,7 @@ public final class PressureMonitor: Sendable {
             guard running == nil else { return }
             do throws(Errno) {
                 let control = try SamplingControl()
-                let loop = SamplingLoop(configuration: configuration, hub: hub, control: control, arenas: arenas)
-                running = try SamplingThread(running: loop, control: control)
+                running = try SamplingThread(running: SamplingLoop(monitor: self, control: control), control: control)
             } catch {
                 throw PressureMonitorError(.couldNotStart(error))
             }
@@ -53,11 +53,11 @@ public final class PressureMonitor: Sendable {
     }
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
-    /// every stream from ``events(bufferLimit:)``. The monitor can be started again.
+    /// every stream of ``events``. The monitor can be started again.
     public func stop() {
         let running = thread.withLock { $0.take() }
         running?.stop()
-        hub.finishStreams()
+        events.finishStreams()
     }
 
     /// Whether the monitor is sampling.
@@ -66,42 +66,42 @@ public final class PressureMonitor: Sendable {
     }
 
     /// The level last announced.
-    public var level: PressureLevel { hub.level }
+    public var level: PressureLevel { latest.withLock { $0.level } }
 
     /// The most recent sample, or nil before the first.
-    public var latestSample: MemorySample? { hub.latestSample }
+    public var latestSample: MemorySample? { latest.withLock { $0.sample } }
 
-    /// Asks for a full sample now rather than at the next interval, for example from a per-app
-    /// heap that crossed a threshold. Returns at once; the sample is published as usual.
-    public func sampleNow() {
+    /// Asks the sampling thread for a full sample now rather than at the next interval. Returns at
+    /// once; the sample is published as usual.
+    func sampleNow() {
         thread.withLock { $0?.control.requestSample() }
     }
 
-    /// Adds `arena` to those whose allocated bytes go into ``MemorySample/arenaBytes``.
-    public func register(_ arena: Arena) {
-        arenas.insert(arena)
+    /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
+    /// nothing. A cheap reading that finds no footprint falls back to a full one.
+    func measure() -> MemorySample {
+        sampler.withLock { sampler in
+            let sample = sampler.sample(.cheap)
+            return sample.footprintBytes == nil ? sampler.sample(.full) : sample
+        }
     }
 
-    /// Removes `arena` from the sampled arenas.
-    public func unregister(_ arena: Arena) {
-        arenas.remove(arena)
+    /// Reads the sources `depth` covers at `time`, for the sampling thread.
+    func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
+        sampler.withLock { $0.sample(depth, at: time) }
     }
 
-    /// The events from now on, until the monitor stops. A reader that falls behind loses the oldest
-    /// events beyond `bufferLimit`.
-    public func events(bufferLimit: Int = 64) -> AsyncStream<PressureEvent> {
-        hub.makeStream(bufferLimit: bufferLimit)
-    }
-
-    /// Calls `observer` with every event from now on, on the monitor's thread.
-    @discardableResult
-    public func addObserver(_ observer: @escaping @Sendable (PressureEvent) -> Void) -> ObserverID {
-        ObserverID(rawValue: hub.addObserver(observer))
-    }
-
-    /// Stops calling the observer `identifier` names.
-    public func removeObserver(_ identifier: ObserverID) {
-        hub.removeObserver(identifier.rawValue)
+    /// Records `event` as the latest and passes it on.
+    func publish(_ event: PressureEvent) {
+        latest.withLock { latest in
+            switch event {
+            case .sample(let sample, let level):
+                latest = (level, sample)
+            case .change(let change):
+                latest.level = change.level
+            }
+        }
+        events.emit(event)
     }
 
     deinit {

@@ -7,19 +7,18 @@ import Musl
 /// The body of a monitor's sampling thread: sample, judge, publish, then wait in `poll` for the
 /// next tick, a PSI trigger, a request for a sample, or a request to stop.
 struct SamplingLoop: Sendable {
-    let configuration: PressureMonitor.Configuration
-    let hub: PressureEventHub
+    let monitor: PressureMonitor
     let control: SamplingControl
-    var sampler: MemorySampler
     var tracker: PressureLevelTracker
     /// When and at what footprint the allocator's statistics were last refreshed.
     private var lastFull: (time: ContinuousClock.Instant, footprint: Int?)?
 
-    init(configuration: PressureMonitor.Configuration, hub: PressureEventHub, control: SamplingControl, arenas: ArenaRegistry) {
-        self.configuration = configuration
-        self.hub = hub
+    private var configuration: PressureMonitor.Configuration { monitor.configuration }
+
+    init(monitor: PressureMonitor, control: SamplingControl) {
+        self.monitor = monitor
         self.control = control
-        self.sampler = MemorySampler(sources: configuration.sources, arenas: { arenas.all }, logger: configuration.logger)
+        let configuration = monitor.configuration
         self.tracker = PressureLevelTracker(
             budget: configuration.budget,
             stallThresholds: configuration.stallThresholds,
@@ -65,17 +64,17 @@ struct SamplingLoop: Sendable {
     /// it and publishes any announcement, then the sample, which carries how long reading it took.
     private mutating func takeSample(full: Bool) {
         let start = ContinuousClock.now
-        var sample = sampler.sample(full ? .full : .cheap, at: start)
+        var sample = monitor.sample(full ? .full : .cheap, at: start)
         if full || needsFullSample(after: sample) {
-            if !full { sample = sampler.sample(.full) }
+            if !full { sample = monitor.sample(.full) }
             lastFull = (sample.time, sample.footprintBytes)
         }
         sample.samplingDuration = ContinuousClock.now - start
         let change = tracker.update(with: sample)
         if let change {
-            hub.publish(.change(change))
+            monitor.publish(.change(change))
         }
-        hub.publish(.sample(sample, level: tracker.level))
+        monitor.publish(.sample(sample, level: tracker.level))
     }
 
     /// Whether the allocator's statistics are due: the refresh interval has passed, or the cheap

@@ -1,26 +1,42 @@
 /// Holds each app to its own limits on every sample: a warning once per crossing of the soft limit,
 /// termination (reason `perAppLimit`) over the hard limit.
 struct AppLimitEnforcer {
+    let apps: HostedApps
+    let registry: PurgeRegistry
+    let terminator: Terminator
+    let journal: ReclamationJournal
+    let configuration: MemorySystem.Configuration
     /// Apps warned for their soft limit and not yet back under it.
     private var warned: Set<AppIdentifier> = []
 
-    mutating func enforce(in system: MemorySystem, level: PressureLevel, sample: MemorySample) async {
-        for hosted in system.ledger.withLock({ Array($0.apps.values) }) {
+    init(
+        apps: HostedApps, registry: PurgeRegistry, terminator: Terminator, journal: ReclamationJournal,
+        configuration: MemorySystem.Configuration
+    ) {
+        self.apps = apps
+        self.registry = registry
+        self.terminator = terminator
+        self.journal = journal
+        self.configuration = configuration
+    }
+
+    mutating func enforce(level: PressureLevel, sample: MemorySample) async {
+        for hosted in apps.all {
             let app = hosted.app
             guard let limit = hosted.limits.limit(in: app.state), limit != .none else { continue }
-            let footprint = system.footprint(of: app.identifier).totalBytes
+            let footprint = registry.footprint(of: app.identifier).totalBytes
             if let hard = limit.hardBytes, footprint > hard {
                 warned.remove(app.identifier)
-                _ = await system.terminate(app, reason: .perAppLimit, step: .hardLimit)
+                _ = await terminator.terminate(app, reason: .perAppLimit, step: .hardLimit)
             } else if let soft = limit.softBytes, footprint > soft {
                 guard warned.insert(app.identifier).inserted else { continue }
-                system.logger.notice("app over its soft memory limit", metadata: [
+                configuration.logger.notice("app over its soft memory limit", metadata: [
                     "app": "\(app.identifier)", "footprint": "\(footprint)", "limit": "\(soft)",
                     "state": "\(app.state)",
                 ])
                 let warning = MemoryWarning(level: max(level, .warning), sample: sample)
-                let delivery = await warning.deliver(to: [app], timeout: system.configuration.warningTimeout) { _ in footprint }
-                system.emit(.warning(delivery, step: .softLimit))
+                let delivery = await warning.deliver(to: [app], timeout: configuration.warningTimeout) { _ in footprint }
+                journal.warned(delivery, step: .softLimit)
             } else {
                 warned.remove(app.identifier)
             }

@@ -2,16 +2,25 @@ import Jemalloc
 import Logging
 
 /// The policy that turns the monitor's announcements and samples into purges, warnings and
-/// terminations, run by ``MemorySystem/run()`` on one task, one event at a time.
+/// terminations (steps 2 and 3 of the ladder; per-app limits are checked on every sample).
 ///
 /// It runs on every rise or repeat of a raised level (delivering warnings), and on every fall and
 /// every fresh sample while the level is raised and the footprint is above target. A run climbs as far
 /// as the level allows and stops as soon as a measurement finds the footprint under target. The
 /// purge latency runs from the sample that crossed the warning threshold to that measurement.
+///
+/// Its inputs are narrow: the hosted apps, the registry, the monitor (to measure between samples),
+/// the terminator, and the journal it reports to.
 struct ReclamationLadder {
-    let system: MemorySystem
-    private var sampler: MemorySampler
-    private var limits = AppLimitEnforcer()
+    let apps: HostedApps
+    let registry: PurgeRegistry
+    let monitor: PressureMonitor
+    let terminator: Terminator
+    let journal: ReclamationJournal
+    let configuration: MemorySystem.Configuration
+    /// The footprint the ladder works down to, in bytes.
+    let target: Int
+    private var limits: AppLimitEnforcer
     /// When the last run ended: samples taken before then (the announced one among them) are
     /// stale, and are not run again.
     private var lastRunEnd: ContinuousClock.Instant?
@@ -19,21 +28,29 @@ struct ReclamationLadder {
     /// under target.
     private var crossingTime: ContinuousClock.Instant?
 
-    init(system: MemorySystem) {
-        self.system = system
-        sampler = MemorySampler(sources: system.configuration.monitor.sources, logger: system.logger)
+    init(
+        apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, terminator: Terminator,
+        journal: ReclamationJournal, configuration: MemorySystem.Configuration, target: Int
+    ) {
+        self.apps = apps
+        self.registry = registry
+        self.monitor = monitor
+        self.terminator = terminator
+        self.journal = journal
+        self.configuration = configuration
+        self.target = target
+        limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, journal: journal, configuration: configuration)
     }
 
-    private var target: Int { system.targetBytes }
+    private var logger: Logger { configuration.logger }
 
     mutating func handle(_ event: PressureEvent) async {
         switch event {
         case .change(let change):
-            system.emit(.pressure(change))
-            system.logger.log(level: change.level == .critical ? .notice : .info, "memory pressure \(change)", metadata: [
+            logger.log(level: change.level == .critical ? .notice : .info, "memory pressure \(change)", metadata: [
                 "level": "\(change.level)", "previous": "\(change.previous)", "kind": "\(change.kind)",
                 "footprint": "\(change.sample.footprintBytes.map(String.init) ?? "unknown")",
-                "budget": "\(system.configuration.budget.totalBytes)",
+                "budget": "\(configuration.budget.totalBytes)",
             ])
             guard change.level > .normal else {
                 crossingTime = nil
@@ -46,7 +63,7 @@ struct ReclamationLadder {
                 await climb(to: change.level, from: change.sample, warn: true)
             }
         case .sample(let sample, let level):
-            await limits.enforce(in: system, level: level, sample: sample)
+            await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
             await climbIfAboveTarget(to: level, from: sample)
         }
@@ -77,7 +94,7 @@ struct ReclamationLadder {
         if warn {
             await deliverWarnings(level, sample: sample, into: &run)
         }
-        var footprint = measure()
+        var footprint = monitor.measure()
         if level == .critical {
             for state in [AppState.suspended, .background] {
                 footprint = await terminate(state, while: footprint, into: &run)
@@ -85,75 +102,71 @@ struct ReclamationLadder {
         }
         run.endTime = .now
         lastRunEnd = run.endTime
-        run.footprintAfterBytes = footprint.bytes
-        if let bytes = footprint.bytes, bytes <= target {
+        run.footprintAfterBytes = footprint.footprintBytes
+        if let bytes = footprint.footprintBytes, bytes <= target {
             run.latency = footprint.time - run.crossingTime
             crossingTime = nil
         }
-        system.ledger.withLock { $0.append(run) }
         let closesAnnouncedEpisode = announced && run.latency != nil
-        system.logger.log(level: warn || closesAnnouncedEpisode ? .info : .debug, "reclamation ladder ran", metadata: [
+        logger.log(level: warn || closesAnnouncedEpisode ? .info : .debug, "reclamation ladder ran", metadata: [
             "level": "\(level)", "footprint": "\(run.footprintAfterBytes.map(String.init) ?? "unknown")",
             "target": "\(target)", "latency": "\(run.latency.map { "\($0)" } ?? "above target")",
             "steps": "\(run.steps.map(\.step.description).joined(separator: ","))",
         ])
-        system.emit(.ladderRun(run))
+        journal.ran(run)
     }
 
     /// Purges the caches and stores of suspended and background apps (every app's at critical), and
-    /// those of owners that are not hosted apps (a service's own caches), and returns freed pages
-    /// to the operating system.
+    /// those of owners that are not hosted apps (a service's own caches), then returns freed pages
+    /// to the operating system, all arenas at once.
     private func purge(for level: PressureLevel, into run: inout LadderRun, logLevel: Logger.Level) {
         let clock = ContinuousClock()
         let start = clock.now
         let states: Set<AppState> = level == .critical
             ? [.active, .inactive, .background, .suspended]
             : [.background, .suspended]
-        let apps = system.apps
-        let unhosted = system.registry.registeredApps.subtracting(apps.map(\.identifier))
-        let targets = apps.filter { states.contains($0.state) }.map(\.identifier) + unhosted
-        var report = system.registry.purge(level == .critical ? .critical : .warning, apps: targets)
+        let hosted = apps.apps
+        let targets = hosted.filter { states.contains($0.state) }.map(\.identifier)
+            + registry.owners(notAmong: hosted.map(\.identifier))
+        var report = registry.purge(level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false)
         do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
         let duration = clock.now - start
         run.steps.append(.init(step: .purge, duration: duration, releasedBytes: report.releasedBytes, terminated: []))
         if !report.entries.isEmpty {
-            system.logger.log(level: logLevel, "purged caches and stores", metadata: [
+            logger.log(level: logLevel, "purged caches and stores", metadata: [
                 "level": "\(level)", "bytes": "\(report.releasedBytes)", "apps": "\(targets.count)",
                 "duration": "\(duration)",
             ])
         }
-        system.emit(.purge(report, step: .purge))
+        journal.purged(report, step: .purge)
     }
 
     /// Delivers a memory warning to every running app and waits for them to finish with it.
     private func deliverWarnings(_ level: PressureLevel, sample: MemorySample, into run: inout LadderRun) async {
         let warning = MemoryWarning(level: level, sample: sample)
-        let delivery = await warning.deliver(to: system.apps, timeout: system.configuration.warningTimeout) {
-            system.footprint(of: $0.identifier).totalBytes
+        let delivery = await warning.deliver(to: apps.apps, timeout: configuration.warningTimeout) {
+            registry.footprint(of: $0.identifier).totalBytes
         }
         run.steps.append(.init(step: .warning, duration: delivery.duration, releasedBytes: 0, terminated: []))
-        system.emit(.warning(delivery, step: .warning))
+        journal.warned(delivery, step: .warning)
     }
 
     /// Terminates apps in `state`, largest first, one at a time, re-measuring after each, until the
     /// footprint is under target or none is left. Returns the last measurement.
-    private mutating func terminate(
-        _ state: AppState,
-        while footprint: Measurement,
-        into run: inout LadderRun
-    ) async -> Measurement {
+    private func terminate(_ state: AppState, while footprint: MemorySample, into run: inout LadderRun) async -> MemorySample {
         let clock = ContinuousClock()
         let start = clock.now
         let step: ReclamationStep = state == .suspended ? .terminateSuspended : .terminateBackground
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        while !Task.isCancelled, footprint.isAbove(target), let victim = largestApp(in: state, excluding: terminated) {
-            if let record = await system.terminate(victim, reason: .systemPressure, step: step) {
+        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true,
+              let victim = largestApp(in: state, excluding: terminated) {
+            if let record = await terminator.terminate(victim, reason: .systemPressure, step: step) {
                 returned += record.returnedBytes
             }
             terminated.append(victim.identifier)
-            footprint = measure()
+            footprint = monitor.measure()
         }
         if !terminated.isEmpty {
             run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: returned, terminated: terminated))
@@ -164,27 +177,10 @@ struct ReclamationLadder {
     /// The app in `state` with the largest footprint now (ties go to the first identifier), other
     /// than those in `excluded`.
     private func largestApp(in state: AppState, excluding excluded: [AppIdentifier]) -> App? {
-        system.apps
+        apps.apps
             .filter { $0.state == state && !excluded.contains($0.identifier) }
-            .map { (app: $0, bytes: system.footprint(of: $0.identifier).totalBytes) }
+            .map { (app: $0, bytes: registry.footprint(of: $0.identifier).totalBytes) }
             .min { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app.identifier < $1.app.identifier }?
             .app
-    }
-
-    /// A footprint reading and when it was taken.
-    private struct Measurement {
-        var bytes: Int?
-        var time: ContinuousClock.Instant
-
-        func isAbove(_ target: Int) -> Bool {
-            bytes.map { $0 > target } ?? true
-        }
-    }
-
-    /// Reads the footprint now, from the monitor's sources.
-    private mutating func measure() -> Measurement {
-        var sample = sampler.sample(.cheap)
-        if sample.footprintBytes == nil { sample = sampler.sample(.full) }
-        return Measurement(bytes: sample.footprintBytes, time: sample.time)
     }
 }

@@ -80,11 +80,11 @@ public final class Simulation: Sendable {
             tally: EventTally(start: start), driver: SimulationDriver(apps: apps, spikeChunkPause: options.spikeChunkPause)
         )
         let checker = InvariantChecker(journal: journal, start: start) { system.footprint(of: $0).totalBytes }
-        let lifecycleObserver = system.lifecycleEvents.addObserver { checker.observe($0) }
-        let monitorObserver = system.monitor.addObserver { event in
+        let lifecycleObservation = system.lifecycleEvents.observe { checker.observe($0) }
+        let monitorObservation = system.monitor.events.observe { event in
             if case .change(let change) = event { parts.tally.count(change) }
         }
-        let events = system.events(bufferLimit: 1 << 16)
+        let events = system.events.stream(bufferLimit: 1 << 16)
         live.withLock { $0 = parts }
         let allocatedAtStart = Self.settledAllocatedBytes()
 
@@ -120,8 +120,8 @@ public final class Simulation: Sendable {
             live.withLock { $0 = nil }
             throw SimulationError("the memory system could not run: \(error)")
         }
-        system.lifecycleEvents.removeObserver(lifecycleObserver)
-        system.monitor.removeObserver(monitorObserver)
+        lifecycleObservation.cancel()
+        monitorObservation.cancel()
         let result = makeResult(parts: parts, checker: checker, duration: end - start)
         _ = await system.shutDown()
         live.withLock { $0 = nil }

@@ -1,0 +1,42 @@
+import Synchronization
+
+/// The apps a memory system hosts, each with its own limits.
+final class HostedApps: Sendable {
+    /// An app and its limits.
+    struct Entry: Sendable {
+        let app: App
+        let limits: AppMemoryLimits
+    }
+
+    private let entries = Mutex<[AppIdentifier: Entry]>([:])
+
+    /// Adds the app `make` returns under `identifier`, unless one is there already.
+    func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemorySystemError) -> App {
+        try entries.withLock { entries throws(MemorySystemError) in
+            guard entries[identifier] == nil else { throw MemorySystemError(.duplicateApp(identifier)) }
+            let app = make()
+            entries[identifier] = Entry(app: app, limits: limits)
+            return app
+        }
+    }
+
+    /// The app registered as `identifier`.
+    func app(_ identifier: AppIdentifier) -> App? {
+        entries.withLock { $0[identifier]?.app }
+    }
+
+    /// Every app with its limits, in no particular order.
+    var all: [Entry] {
+        entries.withLock { Array($0.values) }
+    }
+
+    /// Every app, in no particular order.
+    var apps: [App] {
+        entries.withLock { $0.values.map(\.app) }
+    }
+
+    /// Whether `identifier` names a hosted app.
+    func contains(_ identifier: AppIdentifier) -> Bool {
+        entries.withLock { $0[identifier] != nil }
+    }
+}

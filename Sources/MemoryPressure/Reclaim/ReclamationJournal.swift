@@ -1,0 +1,49 @@
+import Synchronization
+
+/// What reclamation did: kept (the most recent terminations and ladder runs, the purge latencies)
+/// and published as ``MemorySystemEvent``s, in one place.
+final class ReclamationJournal: Sendable {
+    /// The most ladder runs kept.
+    static let runCapacity = 1000
+    /// The most termination records kept.
+    static let terminationCapacity = 10_000
+
+    private struct Records {
+        var terminations: [TerminationRecord] = []
+        var runs: [LadderRun] = []
+        var latency = PurgeLatencyStatistics()
+    }
+
+    /// Where everything recorded is published.
+    let events = EventSource<MemorySystemEvent>()
+    private let records = Mutex(Records())
+
+    var terminations: [TerminationRecord] { records.withLock { $0.terminations } }
+    var runs: [LadderRun] { records.withLock { $0.runs } }
+    var latency: PurgeLatencyStatistics { records.withLock { $0.latency } }
+
+    func purged(_ report: PurgeReport, step: ReclamationStep) {
+        events.emit(.purge(report, step: step))
+    }
+
+    func warned(_ delivery: WarningDelivery, step: ReclamationStep) {
+        events.emit(.warning(delivery, step: step))
+    }
+
+    func terminated(_ record: TerminationRecord) {
+        records.withLock { records in
+            if records.terminations.count == Self.terminationCapacity { records.terminations.removeFirst() }
+            records.terminations.append(record)
+        }
+        events.emit(.termination(record))
+    }
+
+    func ran(_ run: LadderRun) {
+        records.withLock { records in
+            if records.runs.count == Self.runCapacity { records.runs.removeFirst() }
+            records.runs.append(run)
+            if let latency = run.latency { records.latency.record(latency) }
+        }
+        events.emit(.ladderRun(run))
+    }
+}

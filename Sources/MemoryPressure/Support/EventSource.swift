@@ -1,0 +1,105 @@
+import Synchronization
+
+/// Where a monitor, a memory system or a group of apps publishes what happens: every event goes to
+/// each synchronous observer and each stream.
+///
+/// ```swift
+/// let observation = system.events.observe { event in
+///     if case .termination(let record) = event { logger.notice("\(record)") }
+/// }
+/// for await change in monitor.events.stream() { … }
+/// ```
+///
+/// An observer is called on the thread that emits the event, in order, and misses nothing; it must
+/// return quickly. A stream buffers for its own task, and a reader that falls behind loses the
+/// oldest events beyond its buffer limit. Observing lasts as long as its ``ObservationToken``:
+/// cancel the token, or let it go.
+public final class EventSource<Event: Sendable>: Sendable {
+    private struct State {
+        var observers: [UInt64: @Sendable (Event) -> Void] = [:]
+        var streams: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var nextIdentifier: UInt64 = 0
+
+        mutating func makeIdentifier() -> UInt64 {
+            defer { nextIdentifier += 1 }
+            return nextIdentifier
+        }
+    }
+
+    private let state = Mutex(State())
+
+    /// A source with no observers and no streams.
+    public init() {}
+
+    /// Calls `observer` with every event from now on, synchronously, on the thread that emits it,
+    /// until the returned token is cancelled or released.
+    ///
+    /// - Parameter observer: Called once per event, in the order events are emitted; it must return
+    ///   quickly and must not wait for the emitter.
+    /// - Returns: The token that keeps the observer; keep it for as long as the events are wanted.
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ObservationToken {
+        let identifier = state.withLock { state in
+            let identifier = state.makeIdentifier()
+            state.observers[identifier] = observer
+            return identifier
+        }
+        return ObservationToken { [weak self] in
+            self?.state.withLock { _ = $0.observers.removeValue(forKey: identifier) }
+        }
+    }
+
+    /// The events from now on, as an `AsyncStream`, until the source finishes its streams (a
+    /// monitor that stops) or the reader stops iterating.
+    ///
+    /// - Parameter bufferLimit: How many events the stream keeps for a reader that falls behind;
+    ///   beyond that, the oldest are dropped.
+    /// - Returns: A stream for one reader.
+    public func stream(bufferLimit: Int = 1024) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
+        let identifier = state.withLock { state in
+            let identifier = state.makeIdentifier()
+            state.streams[identifier] = continuation
+            return identifier
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.streams.removeValue(forKey: identifier) }
+        }
+        return stream
+    }
+
+    /// Passes `event` to the streams, then to the observers, outside the lock.
+    func emit(_ event: Event) {
+        let (observers, streams) = state.withLock { (Array($0.observers.values), Array($0.streams.values)) }
+        for stream in streams { stream.yield(event) }
+        for observer in observers { observer(event) }
+    }
+
+    /// Ends every stream handed out so far; observers stay.
+    func finishStreams() {
+        let streams = state.withLock { state in
+            defer { state.streams.removeAll() }
+            return Array(state.streams.values)
+        }
+        for stream in streams { stream.finish() }
+    }
+}
+
+/// Keeps an observer of an ``EventSource`` registered: observing ends when the token is cancelled
+/// or released.
+public final class ObservationToken: Sendable {
+    private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+    init(onCancel: @escaping @Sendable () -> Void) {
+        self.onCancel = Mutex(onCancel)
+    }
+
+    /// Ends the observation; the observer is not called again once this returns, except by an emit
+    /// already under way on another thread. Cancelling twice does nothing.
+    public func cancel() {
+        onCancel.withLock { $0.take() }?()
+    }
+
+    deinit {
+        cancel()
+    }
+}
