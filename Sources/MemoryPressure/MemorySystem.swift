@@ -1,6 +1,13 @@
 import Logging
 import Synchronization
 
+// The path of data, in five lines:
+// 1. The monitor's thread samples (statm, jemalloc, cgroup, PSI) and publishes on `monitor.events`.
+// 2. `run()` feeds those events to the ladder (Reclaim/), which measures through the same monitor.
+// 3. The ladder purges through the registry, warns apps on their run loops, and terminates through
+//    the Terminator, whose one call returns once the app's run loop has let go of its memory.
+// 4. Everything reclamation does lands in the journal, which keeps it and publishes it on `events`.
+
 /// The conductor: owns the pressure monitor, the apps, the purge registry, the state archive and
 /// the reclamation ladder, and gives memory back when the footprint runs over the budget.
 ///

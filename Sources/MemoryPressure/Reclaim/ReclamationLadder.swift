@@ -1,6 +1,12 @@
 import Jemalloc
 import Logging
 
+// Reclaim/ owns reclamation, in five pieces:
+// - BackgroundPurge: step 1, an app entering the background (and still there) is purged.
+// - ReclamationLadder: steps 2 and 3 on the monitor's events, with AppLimitEnforcer on each sample.
+// - Terminator: the one termination call, and the record of every termination, whoever caused it.
+// - HostedApps and ReclamationJournal: the apps it may act on, and where what it did is kept.
+
 /// The policy that turns the monitor's announcements and samples into purges, warnings and
 /// terminations (steps 2 and 3 of the ladder; per-app limits are checked on every sample).
 ///
