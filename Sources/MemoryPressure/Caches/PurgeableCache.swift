@@ -20,7 +20,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     /// The cache's name, as purge reports and logs show it.
     public let name: String
-    /// The app whose memory the cache holds; its purges follow that app's state.
+    /// The app whose memory the cache holds, whose state its purges follow; ``AppIdentifier/service``
+    /// for a service's own cache, purged per its category at every raised level.
     public let owner: AppIdentifier
     /// What the cache holds, which decides what each purge event does to it.
     public let category: CacheCategory
@@ -42,7 +43,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// ``maximumCount``.
     public init(
         name: String,
-        owner: AppIdentifier,
+        owner: AppIdentifier = .service,
         category: CacheCategory,
         costLimit: Int? = nil,
         countLimit: Int? = nil,

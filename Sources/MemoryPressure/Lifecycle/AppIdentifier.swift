@@ -40,6 +40,14 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
         try container.encode(rawValue)
     }
 
+    /// The owner of a service's own caches and stores, which are not any hosted app's: they are
+    /// purged per their category at every raised level. No app can be registered under it.
+    public static let service = AppIdentifier(reserved: "(service)")
+
+    private init(reserved rawValue: String) {
+        self.rawValue = rawValue
+    }
+
     public static func < (lhs: AppIdentifier, rhs: AppIdentifier) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
