@@ -44,16 +44,12 @@ public final class MemorySystem: Sendable {
 
     /// A system with no apps, not yet running. Creates the state archive's directory when the
     /// configuration names one; throws when the target or the directory cannot be used.
-    public init(configuration: Configuration) throws(MemorySystemError) {
+    public init(configuration: Configuration) throws(MemoryPressureError) {
         self.configuration = configuration
         targetBytes = try configuration.targetBytes()
         monitor = PressureMonitor(configuration: configuration.monitor)
-        do {
-            stateArchive = try configuration.stateArchiveDirectory.map { directory throws(StateArchiveError) in
-                try StateArchive(directory: directory)
-            }
-        } catch {
-            throw MemorySystemError(.stateArchive(error))
+        stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
+            try StateArchive(directory: directory)
         }
         lifecycleEvents.addObserver { [weak self] event in self?.observe(event) }
     }
@@ -67,9 +63,9 @@ public final class MemorySystem: Sendable {
         configuration appConfiguration: AppConfiguration = .default,
         limits: AppMemoryLimits = .none,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
-    ) throws(MemorySystemError) -> App {
-        try ledger.withLock { ledger throws(MemorySystemError) in
-            guard ledger.apps[identifier] == nil else { throw MemorySystemError(.duplicateApp(identifier)) }
+    ) throws(MemoryPressureError) -> App {
+        try ledger.withLock { ledger throws(MemoryPressureError) in
+            guard ledger.apps[identifier] == nil else { throw .duplicateApp(identifier) }
             let app = App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
                 stateArchive: stateArchive, makeDelegate: makeDelegate
@@ -131,7 +127,7 @@ public final class MemorySystem: Sendable {
 
     /// Starts the monitor and reclaims memory until the task is cancelled; then stops the monitor.
     /// Throws when the monitor cannot start.
-    public func run() async throws(PressureMonitorError) {
+    public func run() async throws(MemoryPressureError) {
         let pressure = monitor.events(bufferLimit: 1024)
         let (enteringBackground, continuation) = AsyncStream.makeStream(of: AppIdentifier.self)
         ledger.withLock { $0.enteringBackground = continuation }

@@ -55,7 +55,9 @@ struct HeapTests {
         buffers.removeAll()
         _ = try heap.allocate(byteCount: 4 * Self.mebibyte)
         #expect(crossings.withLock { $0 } == [4 * Self.mebibyte, 4 * Self.mebibyte])
-        #expect(throws: CacheError.nonPositiveThreshold(0)) { try heap.onCrossing(bytes: 0) { _ in } }
+        let error = #expect(throws: MemoryPressureError.self) { try heap.onCrossing(bytes: 0) { _ in } }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description == "heap threshold 0 bytes is not positive; expected 1 or more")
     }
 
     @Test func closingWaitsForTheLastBufferBeforeDestroyingTheArena() throws {
@@ -65,7 +67,10 @@ struct HeapTests {
         #expect(try heap.arena.isInitialized)
         // The live buffer is still fully usable.
         buffer?.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 1) }
-        #expect(throws: AppHeapError.closed(.test("closing"))) { try heap.allocate(byteCount: 16) }
+        let error = #expect(throws: MemoryPressureError.self) { try heap.allocate(byteCount: 16) }
+        #expect(error?.code == .heapClosed)
+        #expect(error?.app == .test("closing"))
+        #expect(error?.description == "the heap of app closing is closed; it makes no new buffers")
 
         buffer = nil
         #expect(heap.isDestroyed)
@@ -91,7 +96,9 @@ struct HeapTests {
 
     @Test func badByteCountsAreAllocatorErrors() throws {
         let heap = try AppHeap(app: .test("bad"))
-        #expect(throws: AppHeapError.self) { try heap.allocate(byteCount: 0) }
+        let error = #expect(throws: MemoryPressureError.self) { try heap.allocate(byteCount: 0) }
+        #expect(error?.code == .allocationFailed)
+        #expect(error?.description == "jemalloc mallocx(0, align 16): invalid value or value size (byte counts must be 1 or more)")
         #expect(heap.liveBufferCount == 0)
         #expect(heap.close())
     }

@@ -39,9 +39,9 @@ public final class AppHeap: Sendable {
     ///
     /// Registered thresholds that the heap's bytes cross upwards are reported on this thread before
     /// the buffer is returned.
-    public func allocate(byteCount: Int, zeroed: Bool = false) throws(AppHeapError) -> HeapBuffer {
-        try state.withLock { state throws(AppHeapError) in
-            guard !state.isClosed else { throw AppHeapError.closed(app) }
+    public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
+        try state.withLock { state throws(MemoryPressureError) in
+            guard !state.isClosed else { throw .heapClosed(app) }
             state.liveBuffers += 1
         }
         let allocation: ArenaAllocation
@@ -49,7 +49,7 @@ public final class AppHeap: Sendable {
             allocation = try arena.allocate(byteCount: byteCount, zeroed: zeroed)
         } catch {
             bufferFreed(byteCount: 0)
-            throw AppHeapError.allocator(error)
+            throw .allocationFailed(error, app: app)
         }
         let buffer = HeapBuffer(allocation, in: self)
         let after = allocated.add(byteCount, ordering: .relaxed).newValue
@@ -82,8 +82,8 @@ public final class AppHeap: Sendable {
     public func onCrossing(
         bytes: Int,
         _ handler: @escaping @Sendable (_ allocatedBytes: Int) -> Void
-    ) throws(CacheError) {
-        guard bytes > 0 else { throw CacheError.nonPositiveThreshold(bytes) }
+    ) throws(MemoryPressureError) {
+        guard bytes > 0 else { throw .heapThresholdNotPositive(bytes) }
         state.withLock { $0.thresholds.append(Threshold(bytes: bytes, handler: handler)) }
     }
 
