@@ -8,22 +8,58 @@ import Darwin
 
 /// An error from jemalloc's control interface, naming the key and carrying the errno it returned.
 public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What went wrong, in terms a caller can act on.
-    public enum Kind: Hashable, Sendable {
+    /// What went wrong, in terms a caller can act on. Opaque and extensible: new kinds can be added
+    /// without breaking a switch.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable, CaseIterable {
+            case unknownKey
+            case statisticsDisabled
+            case invalidValue
+            case notPermitted
+            case unavailable
+            case outOfMemory
+            case other
+        }
+
+        private let base: Base
+
+        private init(_ base: Base) {
+            self.base = base
+        }
+
         /// The key does not exist in this build of jemalloc (`ENOENT`).
-        case unknownKey
+        public static let unknownKey = Kind(.unknownKey)
         /// jemalloc was built without `--enable-stats`, so no `stats.*` key can be read.
-        case statisticsDisabled
+        public static let statisticsDisabled = Kind(.statisticsDisabled)
         /// The value was of the wrong size or out of range (`EINVAL`).
-        case invalidValue
+        public static let invalidValue = Kind(.invalidValue)
         /// The key is read-only, or the operation is not permitted now (`EPERM`).
-        case notPermitted
+        public static let notPermitted = Kind(.notPermitted)
         /// jemalloc could not complete the request at this moment (`EAGAIN`, `EFAULT`, `EBUSY`).
-        case unavailable
+        public static let unavailable = Kind(.unavailable)
         /// jemalloc could not allocate the memory asked for.
-        case outOfMemory
+        public static let outOfMemory = Kind(.outOfMemory)
         /// Any other errno.
-        case other
+        public static let other = Kind(.other)
+
+        /// Every kind there is, for tests.
+        static var all: [Kind] { Base.allCases.map(Kind.init) }
+
+        /// The kind's name, as it is spelled here: `unknownKey`, `outOfMemory`, ….
+        public var description: String { base.rawValue }
+
+        /// The reason the error's message gives.
+        var reason: String {
+            switch base {
+            case .unknownKey: "no such key in this build of jemalloc"
+            case .statisticsDisabled: "jemalloc was built without statistics (config.stats is false)"
+            case .invalidValue: "invalid value or value size"
+            case .notPermitted: "operation not permitted"
+            case .unavailable: "temporarily unavailable"
+            case .outOfMemory: "out of memory"
+            case .other: "failed"
+            }
+        }
     }
 
     /// What went wrong.
@@ -58,18 +94,9 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
         self.init(kind: kind, key: key, errno: errno)
     }
 
+    /// The message: `jemalloc <key>: <reason>`, and the errno with its text when there is one.
     public var description: String {
-        let reason: String
-        switch kind {
-        case .unknownKey: reason = "no such key in this build of jemalloc"
-        case .statisticsDisabled: reason = "jemalloc was built without statistics (config.stats is false)"
-        case .invalidValue: reason = "invalid value or value size"
-        case .notPermitted: reason = "operation not permitted"
-        case .unavailable: reason = "temporarily unavailable"
-        case .outOfMemory: reason = "out of memory"
-        case .other: reason = "failed"
-        }
         let code = errno == 0 ? "" : " (errno \(errno): \(String(cString: strerror(errno))))"
-        return "jemalloc \(key): \(reason)\(code)"
+        return "jemalloc \(key): \(kind.reason)\(code)"
     }
 }

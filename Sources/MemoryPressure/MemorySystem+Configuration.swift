@@ -36,11 +36,11 @@ extension MemorySystem {
         }
 
         /// The target in bytes, checked to lie above zero and below the warning threshold.
-        func targetBytes() throws(MemorySystemError) -> Int {
+        func targetBytes() throws(MemoryPressureError) -> Int {
             let warning = budget.thresholds.ratios.warning
             let ratio = targetRatio ?? budget.thresholds.ratios.warningRecovery
             guard ratio > 0, ratio < warning else {
-                throw MemorySystemError(.targetOutOfRange(ratio: ratio, warningRatio: warning))
+                throw .targetOutOfRange(ratio: ratio, warningRatio: warning)
             }
             return Int(Double(budget.totalBytes) * ratio)
         }

@@ -58,16 +58,12 @@ public final class MemorySystem: Sendable {
     /// - Parameter configuration: The budget, the target, the monitor's settings and where state is
     ///   saved.
     /// - Throws: When the target is out of range or the state archive's directory cannot be used.
-    public init(configuration: Configuration) throws(MemorySystemError) {
+    public init(configuration: Configuration) throws(MemoryPressureError) {
         self.configuration = configuration
         targetBytes = try configuration.targetBytes()
         monitor = PressureMonitor(configuration: configuration.monitor)
-        do {
-            stateArchive = try configuration.stateArchiveDirectory.map { directory throws(StateArchiveError) in
-                try StateArchive(directory: directory)
-            }
-        } catch {
-            throw MemorySystemError(.stateArchive(error))
+        stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
+            try StateArchive(directory: directory)
         }
         let terminator = Terminator(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
@@ -91,7 +87,7 @@ public final class MemorySystem: Sendable {
         configuration appConfiguration: AppConfiguration = .default,
         limits: AppMemoryLimits = .none,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
-    ) throws(MemorySystemError) -> App {
+    ) throws(MemoryPressureError) -> App {
         try hosted.add(identifier, limits: limits) {
             App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
@@ -145,7 +141,7 @@ public final class MemorySystem: Sendable {
     /// Starts the monitor and reclaims memory until the task is cancelled; then stops the monitor.
     ///
     /// - Throws: When the monitor cannot start.
-    public func run() async throws(PressureMonitorError) {
+    public func run() async throws(MemoryPressureError) {
         let pressure = monitor.events.stream(bufferLimit: 1024)
         let (enteringBackground, continuation) = AsyncStream.makeStream(of: AppIdentifier.self)
         let observation = lifecycleEvents.observe { event in

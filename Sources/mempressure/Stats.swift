@@ -65,7 +65,7 @@ struct Stats: AsyncParsableCommand {
 
     /// Runs a pressure monitor and prints each sample it publishes with its level.
     private func watchSamples() async throws {
-        let resolved = try budget.map { text throws(MemoryBudgetError) in try MemoryBudget(parsing: text) }
+        let resolved = try budget.map { text throws(MemoryPressureError) in try MemoryBudget(parsing: text) }
             ?? MemoryBudget.resolve(.automatic())
         var configuration = PressureMonitor.Configuration(budget: resolved)
         configuration.interval = interval

@@ -57,23 +57,23 @@ struct StatsSnapshot: Encodable {
     static func take() -> StatsSnapshot {
         var snapshot = StatsSnapshot()
         snapshot.jemalloc = snapshot.attempt { () throws(JemallocError) in try readJemalloc() }
-        snapshot.process = snapshot.attempt { () throws(MeasurementError) in
+        snapshot.process = snapshot.attempt { () throws(MemoryPressureError) in
             let memory = try ProcessMemory.current()
             return Process(residentBytes: memory.residentBytes, virtualBytes: memory.virtualBytes, sharedBytes: memory.sharedBytes)
         }
-        let group = snapshot.attempt { () throws(MeasurementError) in try ControlGroup.current() }
+        let group = snapshot.attempt { () throws(MemoryPressureError) in try ControlGroup.current() }
         if let group {
             var cgroup = Cgroup(directory: group.directory.string)
-            cgroup.currentBytes = snapshot.attempt { () throws(MeasurementError) in try group.currentBytes() }
-            let maximum = snapshot.attempt { () throws(MeasurementError) in try group.maximum() }
-            let high = snapshot.attempt { () throws(MeasurementError) in try group.high() }
+            cgroup.currentBytes = snapshot.attempt { () throws(MemoryPressureError) in try group.currentBytes() }
+            let maximum = snapshot.attempt { () throws(MemoryPressureError) in try group.maximum() }
+            let high = snapshot.attempt { () throws(MemoryPressureError) in try group.high() }
             cgroup.maxBytes = maximum?.byteCount
             cgroup.maxIsUnlimited = maximum.map { $0 == .unlimited }
             cgroup.highBytes = high?.byteCount
             cgroup.highIsUnlimited = high.map { $0 == .unlimited }
             snapshot.cgroup = cgroup
         }
-        snapshot.pressure = snapshot.attempt { () throws(MeasurementError) in try readPressure(PressureStallSampleSource().path) }
+        snapshot.pressure = snapshot.attempt { () throws(MemoryPressureError) in try readPressure(PressureStallSampleSource().path) }
         return snapshot
     }
 
@@ -102,7 +102,7 @@ struct StatsSnapshot: Encodable {
     }
 
     /// PSI from `path`: the cgroup's own file when it has one, else the system-wide file.
-    private static func readPressure(_ path: FilePath) throws(MeasurementError) -> Pressure {
+    private static func readPressure(_ path: FilePath) throws(MemoryPressureError) -> Pressure {
         let stall = try PressureStall.read(from: path)
         return Pressure(
             source: path.string,

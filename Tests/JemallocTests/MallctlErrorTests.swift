@@ -43,6 +43,30 @@ struct MallctlErrorTests {
         #expect(notAStatistic.kind == .unknownKey)
     }
 
+    @Test func eachKindIsDistinctAndKeepsItsMessage() {
+        let kinds: [(JemallocError.Kind, String)] = [
+            (.unknownKey, "no such key in this build of jemalloc"),
+            (.statisticsDisabled, "jemalloc was built without statistics (config.stats is false)"),
+            (.invalidValue, "invalid value or value size"),
+            (.notPermitted, "operation not permitted"),
+            (.unavailable, "temporarily unavailable"),
+            (.outOfMemory, "out of memory"),
+            (.other, "failed"),
+        ]
+        #expect(Set(kinds.map(\.0)).count == kinds.count)
+        #expect(Set(kinds.map(\.0.description)).count == kinds.count)
+        #expect(JemallocError.Kind.outOfMemory.description == "outOfMemory")
+        for (kind, reason) in kinds {
+            #expect(JemallocError(kind: kind, key: "arena.3.purge", errno: 0).description == "jemalloc arena.3.purge: \(reason)")
+        }
+        let withErrno = JemallocError(kind: .notPermitted, key: "stats.allocated", errno: EPERM)
+        #expect(withErrno.description == "jemalloc stats.allocated: operation not permitted (errno \(EPERM): \(String(cString: strerror(EPERM))))")
+        #expect(JemallocError(key: "k", errno: EINVAL, statisticsEnabled: true).kind == .invalidValue)
+        #expect(JemallocError(key: "k", errno: EBUSY, statisticsEnabled: true).kind == .unavailable)
+        #expect(JemallocError(key: "k", errno: ENOMEM, statisticsEnabled: true).kind == .outOfMemory)
+        #expect(JemallocError(key: "k", errno: EIO, statisticsEnabled: true).kind == .other)
+    }
+
     @Test func indexedMIBsNameTheArenaTheyPointAt() throws {
         let mib = try MallctlKey<Int>("stats.arenas.0.pactive").mib()
         let moved = mib.replacingIndex(at: 2, with: 7)

@@ -22,11 +22,15 @@ struct AppIdentifierTests {
         ("line\nbreak", "control character"),
     ])
     func rejectsUnsafeNamesSayingWhy(_ text: String, _ reason: String) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try AppIdentifier(text)
-        } throws: { error in
-            let description = (error as? AppIdentifierError)?.description ?? ""
-            return description.contains(reason) && description.contains("expected 1 to 255 UTF-8 bytes")
         }
+        #expect(error?.code == .invalidIdentifier)
+        #expect(error?.description.contains(reason) == true)
+        #expect(
+            error?.description.hasSuffix(
+                "; expected 1 to 255 UTF-8 bytes, without '/', '\\\\' or control characters, and not '.' or '..'"
+            ) == true
+        )
     }
 }

@@ -33,18 +33,28 @@ struct BackingStoreTests {
 
     @Test func badDimensionsAreTypedErrors() throws {
         let heap = try AppHeap(app: .test("dimensions"))
-        #expect(throws: CacheError.invalidDimensions(width: 0, height: 10, bytesPerPixel: 4)) {
+        let zero = #expect(throws: MemoryPressureError.self) {
             try BackingStore(width: 0, height: 10, in: heap) { _ in }
         }
-        #expect(throws: CacheError.invalidDimensions(width: .max, height: 2, bytesPerPixel: 4)) {
+        #expect(zero?.code == .invalidArgument)
+        #expect(zero?.description == "backing store of 0 x 10 x 4 bytes per pixel is invalid; expected each at least 1 and a total that fits in Int")
+        let overflow = #expect(throws: MemoryPressureError.self) {
             try BackingStore(width: .max, height: 2, in: heap) { _ in }
         }
+        #expect(overflow?.code == .invalidArgument)
+        #expect(
+            overflow?.description
+                == "backing store of 9223372036854775807 x 2 x 4 bytes per pixel is invalid; expected each at least 1 and a total that fits in Int"
+        )
     }
 
     @Test func aClosedHeapRefusesToRender() throws {
         let heap = try AppHeap(app: .test("closed-store"))
         let store = try Self.store(in: heap)
         heap.close()
-        #expect(throws: AppHeapError.closed(.test("closed-store"))) { try store.withPixels { $0.count } }
+        let error = #expect(throws: MemoryPressureError.self) { try store.withPixels { $0.count } }
+        #expect(error?.code == .heapClosed)
+        #expect(error?.app == .test("closed-store"))
+        #expect(error?.description == "the heap of app closed-store is closed; it makes no new buffers")
     }
 }

@@ -17,18 +17,29 @@ struct CacheTests {
     }
 
     @Test func badLimitsCostsAndFractionsAreTypedErrors() throws {
-        #expect(throws: CacheError.nonPositiveLimit(name: "cost", value: 0)) { try Self.cache(costLimit: 0) }
-        #expect(throws: CacheError.nonPositiveLimit(name: "count", value: -3)) { try Self.cache(countLimit: -3) }
-        #expect(throws: CacheError.countLimitTooLarge(1 << 24, maximum: 16_777_214)) { try Self.cache(countLimit: 1 << 24) }
+        let cost = #expect(throws: MemoryPressureError.self) { try Self.cache(costLimit: 0) }
+        #expect(cost?.code == .invalidConfiguration)
+        #expect(cost?.description == "cache cost limit 0 is not positive; expected 1 or more, or no limit")
+        let count = #expect(throws: MemoryPressureError.self) { try Self.cache(countLimit: -3) }
+        #expect(count?.code == .invalidConfiguration)
+        #expect(count?.description == "cache count limit -3 is not positive; expected 1 or more, or no limit")
+        let tooLarge = #expect(throws: MemoryPressureError.self) { try Self.cache(countLimit: 1 << 24) }
+        #expect(tooLarge?.code == .invalidConfiguration)
+        #expect(tooLarge?.description == "cache count limit 16777216 is larger than a cache holds; expected 1 through 16777214, or no limit")
         #expect(try Self.cache(countLimit: 16_777_214).countLimit == 16_777_214)
-        #expect(CacheError.countLimitTooLarge(1 << 24, maximum: 16_777_214).description.contains("expected 1 through 16777214"))
         let cache = try Self.cache()
-        #expect(throws: CacheError.negativeCost(-1)) { try cache.setValue("x", forKey: 1, cost: -1) }
-        #expect(throws: CacheError.fractionOutOfRange(1.5)) { try cache.trim(toFraction: 1.5) }
-        #expect(throws: CacheError.fractionOutOfRange(-0.1)) { try PurgeAction.trim(toFraction: -0.1) }
-        #expect(throws: CacheError.self) { try cache.trim(toFraction: .nan) }
-        #expect(CacheError.negativeCost(-1).description.contains("expected 0 or more"))
-        #expect(CacheError.fractionOutOfRange(2).description.contains("0 through 1"))
+        let negative = #expect(throws: MemoryPressureError.self) { try cache.setValue("x", forKey: 1, cost: -1) }
+        #expect(negative?.code == .invalidArgument)
+        #expect(negative?.description == "cache entry cost -1 is negative; expected 0 or more")
+        let above = #expect(throws: MemoryPressureError.self) { try cache.trim(toFraction: 1.5) }
+        #expect(above?.code == .invalidArgument)
+        #expect(above?.description == "fraction 1.5 is out of range; expected 0 through 1")
+        let below = #expect(throws: MemoryPressureError.self) { try PurgeAction.trim(toFraction: -0.1) }
+        #expect(below?.code == .invalidArgument)
+        #expect(below?.description == "fraction -0.1 is out of range; expected 0 through 1")
+        let notANumber = #expect(throws: MemoryPressureError.self) { try cache.trim(toFraction: .nan) }
+        #expect(notANumber?.code == .invalidArgument)
+        #expect(notANumber?.description == "fraction nan is out of range; expected 0 through 1")
     }
 
     @Test func insertBeyondLimitsEvictsLeastRecentlyUsed() throws {

@@ -52,17 +52,12 @@ struct ControlGroupTests {
         let directory = try TemporaryDirectory()
         try directory.write("memory.max", "lots\n")
         let group = ControlGroup(directory: directory.path)
-        #expect {
-            _ = try group.currentBytes()
-        } throws: { error in
-            (error as? MeasurementError)?.reason == .missing
-        }
-        #expect {
-            _ = try group.maximum()
-        } throws: { error in
-            guard let error = error as? MeasurementError else { return false }
-            return error.reason == .malformed("lots") && error.description.contains("memory.max")
-        }
+        let missing = #expect(throws: MemoryPressureError.self) { _ = try group.currentBytes() }
+        #expect(missing?.code == .measurementUnavailable)
+        #expect(missing?.description == "\(directory.path.appending("memory.current")) is not present")
+        let malformed = #expect(throws: MemoryPressureError.self) { _ = try group.maximum() }
+        #expect(malformed?.code == .malformedKernelFile)
+        #expect(malformed?.description == "\(directory.path.appending("memory.max")) is malformed: \"lots\"")
     }
 
     @Test func theRealCgroupIsFoundOrItsAbsenceExplained() {

@@ -50,7 +50,10 @@ struct HeapTests {
         #expect(try heap.arena.isInitialized)
         // The live buffer is still fully usable.
         buffer?.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 1) }
-        #expect(throws: AppHeapError.closed(.test("closing"))) { try heap.allocate(byteCount: 16) }
+        let error = #expect(throws: MemoryPressureError.self) { try heap.allocate(byteCount: 16) }
+        #expect(error?.code == .heapClosed)
+        #expect(error?.app == .test("closing"))
+        #expect(error?.description == "the heap of app closing is closed; it makes no new buffers")
 
         buffer = nil
         #expect(heap.isDestroyed)
@@ -76,7 +79,9 @@ struct HeapTests {
 
     @Test func badByteCountsAreAllocatorErrors() throws {
         let heap = try AppHeap(app: .test("bad"))
-        #expect(throws: AppHeapError.self) { try heap.allocate(byteCount: 0) }
+        let error = #expect(throws: MemoryPressureError.self) { try heap.allocate(byteCount: 0) }
+        #expect(error?.code == .allocationFailed)
+        #expect(error?.description == "jemalloc mallocx(0, align 16): invalid value or value size (byte counts must be 1 or more)")
         #expect(heap.liveBufferCount == 0)
         #expect(heap.close())
     }

@@ -63,18 +63,18 @@ struct OpenKernelFileTests {
         let long = String(repeating: "1", count: 40)
         try directory.write("memory.current", long)
         let file = try OpenKernelFile(directory.path.appending("memory.current"))
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try ControlGroup.currentBytes(from: file)
-        } throws: { error in
-            (error as? MeasurementError)?.reason == .malformed(long)
         }
+        #expect(error?.code == .malformedKernelFile)
+        #expect(error?.description == "\(directory.path.appending("memory.current")) is malformed: \(long.debugDescription)")
     }
 
     @Test func aMissingFileIsMissing() {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try OpenKernelFile("/nonexistent/memory.events")
-        } throws: { error in
-            (error as? MeasurementError)?.reason == .missing
         }
+        #expect(error?.code == .measurementUnavailable)
+        #expect(error?.description == "/nonexistent/memory.events is not present")
     }
 }

@@ -50,9 +50,12 @@ struct LifecycleDeadlineTests {
                 continuation.resume()
             }
         }
-        await #expect(throws: LifecycleError.terminating(app: app.identifier, transition: .enterBackground)) {
+        let error = await #expect(throws: MemoryPressureError.self) {
             try await app.enterBackground()
         }
+        #expect(error?.code == .appTerminating)
+        #expect(error?.app == app.identifier)
+        #expect(error?.description == "app \(app.identifier) cannot enterBackground while it is terminating")
         gate.signal()
         #expect(try await termination == .notRunning)
         #expect(app.terminationReason == .explicit)

@@ -149,7 +149,7 @@ struct LifecycleTransitionTests {
         case .suspended: try await app.launch(); try await app.enterBackground()
         }
         log.clear()
-        let error = await #expect(throws: LifecycleError.self) {
+        let error = await #expect(throws: MemoryPressureError.self) {
             switch transition {
             case .launch: try await app.launch()
             case .activate: try await app.activate()
@@ -161,13 +161,9 @@ struct LifecycleTransitionTests {
             case .beginBackgroundTask: _ = try app.beginBackgroundTask { _ in }
             }
         }
-        guard case .invalidTransition(_, let named, let from, _)? = error else {
-            Issue.record("expected invalidTransition, got \(String(describing: error))")
-            return
-        }
-        #expect(named == transition)
-        #expect(from == expectedState)
-        #expect(error?.description.contains("cannot \(transition) from state \(expectedState); accepted states:") == true)
+        #expect(error?.code == .invalidTransition)
+        #expect(error?.app == app.identifier)
+        #expect(error?.description.hasPrefix("app \(app.identifier) cannot \(transition) from state \(expectedState); accepted states: ") == true)
         #expect(app.state == expectedState)
         #expect(log.all.isEmpty)
     }
@@ -178,9 +174,12 @@ struct LifecycleTransitionTests {
         }
         try await app.launch()
         try await app.enterBackground()
-        await #expect(throws: LifecycleError.backgroundTasksOpen(app: app.identifier, count: 1)) {
+        let error = await #expect(throws: MemoryPressureError.self) {
             try await app.suspend()
         }
+        #expect(error?.code == .backgroundTasksOpen)
+        #expect(error?.app == app.identifier)
+        #expect(error?.description == "app \(app.identifier) cannot suspend with 1 background task(s) open; end them first")
         #expect(app.state == .background)
         try await app.terminate(reason: .explicit)
     }
@@ -190,18 +189,20 @@ struct LifecycleTransitionTests {
         try await app.launch()
         let task = try app.beginBackgroundTask { _ in }
         try app.endBackgroundTask(task)
-        #expect(throws: LifecycleError.unknownBackgroundTask(app: app.identifier, task)) {
+        let error = #expect(throws: MemoryPressureError.self) {
             try app.endBackgroundTask(task)
         }
+        #expect(error?.code == .unknownBackgroundTask)
+        #expect(error?.app == app.identifier)
+        #expect(error?.description == "app \(app.identifier) has no open background task \(task)")
     }
 
     @Test(arguments: [Duration.zero, .milliseconds(-5), .seconds(3601)])
     func outOfRangeLimitsAreTypedErrorsNamingTheRange(_ limit: Duration) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try AppConfiguration(backgroundTaskTimeLimit: limit)
-        } throws: { error in
-            let description = (error as? AppConfigurationError)?.description ?? ""
-            return description.hasPrefix("backgroundTaskTimeLimit of ") && description.contains("expected 0.001 seconds to 3600.0 seconds")
         }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description == "backgroundTaskTimeLimit of \(limit) is out of range; expected 0.001 seconds to 3600.0 seconds")
     }
 }

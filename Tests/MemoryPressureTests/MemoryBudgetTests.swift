@@ -1,4 +1,4 @@
-import MemoryPressure
+@testable import MemoryPressure
 import Testing
 
 struct MemoryBudgetTests {
@@ -33,48 +33,56 @@ struct MemoryBudgetTests {
     }
 
     @Test(arguments: [
-        ("0", "is not positive"),
-        ("-5MiB", "is not positive"),
-        ("lots", "\"lots\" is not valid"),
-        ("12 parsecs", "is not valid"),
-        ("", "is not valid"),
-        ("17GiB", "exceeds the machine's physical memory"),
+        ("0", MemoryPressureError.Code.invalidBudget, "memory budget of 0 bytes is not positive; expected between 1 byte and the machine's memory"),
+        ("-5MiB", .invalidBudget, "memory budget of -5242880 bytes is not positive; expected between 1 byte and the machine's memory"),
+        ("lots", .unparsableValue, "memory budget: size \"lots\" is not valid; expected \(ByteCount.parsingForm)"),
+        ("12 parsecs", .unparsableValue, "memory budget: size \"12 parsecs\" is not valid; expected \(ByteCount.parsingForm)"),
+        ("", .unparsableValue, "memory budget: size \"\" is not valid; expected \(ByteCount.parsingForm)"),
+        (
+            "17GiB", .invalidBudget, "memory budget of 17 GiB (18253611008 bytes) exceeds the machine's physical memory of 16 GiB "
+                + "(17179869184 bytes); expected between 1 byte and 17179869184 bytes"
+        ),
     ])
-    func rejectsBadBudgetTexts(_ text: String, _ reason: String) {
-        #expect {
+    func rejectsBadBudgetTexts(_ text: String, _ code: MemoryPressureError.Code, _ message: String) {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try MemoryBudget(parsing: text, limits: Self.unlimited)
-        } throws: { error in
-            guard let error = error as? MemoryBudgetError else { return false }
-            return error.description.contains(reason) && error.description.contains("expected")
         }
+        #expect(error?.code == code)
+        #expect(error?.description == message)
     }
 
     @Test func rejectsABudgetAboveTheCgroupLimitNamingIt() {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try MemoryBudget(totalBytes: 5 * Self.gibibyte, limits: Self.limited)
-        } throws: { error in
-            let description = (error as? MemoryBudgetError)?.description ?? ""
-            return description.contains("memory.max") && description.contains("expected between 1 byte and \(4 * Self.gibibyte) bytes")
         }
+        #expect(error?.code == .invalidBudget)
+        #expect(error?.exceededLimit == MemoryPressureError.ExceededLimit(bytes: 4 * Self.gibibyte, name: "the cgroup's memory.max"))
+        #expect(
+            error?.description == "memory budget of 5 GiB (5368709120 bytes) exceeds the cgroup's memory.max of 4 GiB "
+                + "(4294967296 bytes); expected between 1 byte and 4294967296 bytes"
+        )
     }
 
     @Test(arguments: [0.0, -0.5, 1.5, Double.nan])
     func rejectsRatiosOutOfRange(_ ratio: Double) {
         for source in [MemoryBudget.Source.controlGroup(ratio: ratio), .physicalMemory(ratio: ratio), .automatic(ratio: ratio)] {
-            #expect {
+            let error = #expect(throws: MemoryPressureError.self) {
                 _ = try MemoryBudget.resolve(source, limits: Self.limited)
-            } throws: { error in
-                (error as? MemoryBudgetError)?.description.contains("greater than 0 and at most 1") == true
             }
+            #expect(error?.code == .invalidBudget)
+            #expect(error?.description == "memory budget ratio \(ratio) is out of range; expected a ratio greater than 0 and at most 1")
         }
     }
 
     @Test func cgroupSourceWithoutALimitIsAnError() {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try MemoryBudget.resolve(.controlGroup(), limits: Self.unlimited)
-        } throws: { error in
-            (error as? MemoryBudgetError)?.problem == .noControlGroupLimit
         }
+        #expect(error?.code == .noControlGroupLimit)
+        #expect(
+            error?.description == "memory budget from the cgroup: neither memory.max nor memory.high sets a limit; "
+                + "expected a cgroup v2 with a memory limit, or give the budget in bytes"
+        )
     }
 
     @Test(arguments: [
@@ -86,12 +94,16 @@ struct MemoryBudgetTests {
         (0.8, 0.95, 0.7, 0.6),   // critical recovery below warning recovery
     ])
     func rejectsThresholdsOutOfOrder(_ warning: Double, _ critical: Double, _ warningRecovery: Double, _ criticalRecovery: Double) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try MemoryBudget.Thresholds(
                 warning: warning, critical: critical, warningRecovery: warningRecovery, criticalRecovery: criticalRecovery
             )
-        } throws: { error in
-            (error as? MemoryBudgetError)?.description.contains("0 < warning recovery < warning < critical <= 1") == true
         }
+        #expect(error?.code == .invalidBudget)
+        #expect(
+            error?.description == "memory budget thresholds are out of order (warning \(warning), critical \(critical), "
+                + "warning recovery \(warningRecovery), critical recovery \(criticalRecovery)); expected "
+                + "0 < warning recovery < warning < critical <= 1 and warning recovery <= critical recovery < critical"
+        )
     }
 }

@@ -68,9 +68,11 @@ struct MemorySystemTests {
     @Test func appsAreRegisteredOnceUnderValidIdentifiers() throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte))
         _ = try system.register(.test("once")) { CachingDelegate() }
-        let error = #expect(throws: MemorySystemError.self) {
+        let error = #expect(throws: MemoryPressureError.self) {
             try system.register(.test("once")) { CachingDelegate() }
         }
+        #expect(error?.code == .duplicateApp)
+        #expect(error?.app == .test("once"))
         #expect(error?.description == "an app named once is already registered; expected a unique identifier per app")
         #expect(system.apps.map(\.identifier) == [.test("once")])
     }
@@ -79,24 +81,35 @@ struct MemorySystemTests {
     func aTargetMustLieBelowTheWarningThreshold(ratio: Double) throws {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.targetRatio = ratio
-        let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
-        #expect(error?.description.contains("expected more than 0 and less than the warning threshold's 0.8") == true)
+        let error = #expect(throws: MemoryPressureError.self) { try MemorySystem(configuration: configuration) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(
+            error?.description
+                == "reclamation target ratio \(ratio) is out of range; expected more than 0 and less than the warning threshold's 0.8"
+        )
     }
 
     @Test func anUnusableArchiveDirectoryIsAClearError() throws {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.stateArchiveDirectory = "/proc/self/statm/states"
-        let error = #expect(throws: MemorySystemError.self) { try MemorySystem(configuration: configuration) }
-        #expect(error?.description.contains("cannot be used") == true)
+        let error = #expect(throws: MemoryPressureError.self) { try MemorySystem(configuration: configuration) }
+        #expect(error?.code == .stateArchiveUnusable)
+        #expect(
+            error?.description == "state archive at /proc/self/statm cannot be used: it is not a directory; "
+                + "expected a writable directory (created with mode 0700 if missing)"
+        )
     }
 
     @Test func perAppLimitsMustBePositiveWithTheSoftOneBelowTheHardOne() throws {
-        #expect(throws: AppMemoryLimitsError(limit: "hard", bytes: 0, problem: .notPositive)) {
+        let hard = #expect(throws: MemoryPressureError.self) {
             try AppMemoryLimits.Limit(hardBytes: 0)
         }
-        let error = #expect(throws: AppMemoryLimitsError.self) {
+        #expect(hard?.code == .invalidConfiguration)
+        #expect(hard?.description == "per-app hard limit of 0 bytes is not positive; expected 1 byte or more")
+        let error = #expect(throws: MemoryPressureError.self) {
             try AppMemoryLimits.Limit(softBytes: 64, hardBytes: 64)
         }
+        #expect(error?.code == .invalidConfiguration)
         #expect(error?.description == "per-app soft limit of 64 bytes is not below the hard limit of 64 bytes; expected soft < hard")
         #expect(AppMemoryLimits.none.limit(in: .notRunning) == nil)
         let foregroundOnly = AppMemoryLimits(foreground: try .init(hardBytes: 1))

@@ -1,4 +1,4 @@
-import MemoryPressure
+@testable import MemoryPressure
 import Testing
 
 struct ByteCountParsingTests {
@@ -13,12 +13,12 @@ struct ByteCountParsingTests {
 
     @Test(arguments: ["", "abc", "GiB", "12XB", "1.2.3G", "1.G", ".5G", "1e9", "99999999999T", "--1", "5 5"])
     func rejectsMalformedSizesSayingWhatIsAccepted(_ text: String) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try ByteCount(parsing: text)
-        } throws: { error in
-            guard let error = error as? UnitParseError else { return false }
-            return error.description.contains(text.debugDescription) && error.description.contains("512MiB")
         }
+        #expect(error?.code == .unparsableValue)
+        #expect(error?.description == "size \(text.debugDescription) is not valid; expected \(ByteCount.parsingForm)")
+        #expect(error?.description.contains("512MiB") == true)
     }
 }
 
@@ -34,11 +34,11 @@ struct DurationParserTests {
 
     @Test(arguments: ["", "5", "ms", "-1s", "1.5.2s", "2 days", "1e3ms", ".5s", "3s4"])
     func rejectsMalformedDurationsSayingWhatIsAccepted(_ text: String) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try DurationParser.parse(text)
-        } throws: { error in
-            guard let error = error as? UnitParseError else { return false }
-            return error.description.contains(text.debugDescription) && error.description.contains("500ms")
         }
+        #expect(error?.code == .unparsableValue)
+        #expect(error?.description == "duration \(text.debugDescription) is not valid; expected \(DurationParser.form)")
+        #expect(error?.description.contains("500ms") == true)
     }
 }

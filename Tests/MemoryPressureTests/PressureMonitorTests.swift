@@ -73,11 +73,13 @@ struct PressureMonitorTests {
         var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)])
         configuration.interval = .zero
         let monitor = PressureMonitor(configuration: configuration)
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             try monitor.start()
-        } throws: { error in
-            (error as? PressureMonitorError)?.description.contains("expected an interval greater than zero") == true
         }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(
+            error?.description == "pressure monitor interval 0.0 seconds is not positive; expected an interval greater than zero, such as 250ms"
+        )
         #expect(!monitor.isRunning)
     }
 

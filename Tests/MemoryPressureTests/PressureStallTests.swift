@@ -32,16 +32,16 @@ struct PressureStallTests {
             #expect(stall.some.totalMicroseconds >= stall.full.totalMicroseconds)
         } catch {
             // A kernel without CONFIG_PSI: the error says so, which is the behaviour under test.
-            #expect(error.reason == .missing)
+            #expect(error.code == .measurementUnavailable)
             #expect(error.description.contains("/proc/pressure/memory"))
         }
     }
 
     @Test func missingFileIsReportedAsMissing() {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try PressureStall.read(from: "/nonexistent/memory.pressure")
-        } throws: { error in
-            (error as? MeasurementError)?.reason == .missing
         }
+        #expect(error?.code == .measurementUnavailable)
+        #expect(error?.description == "/nonexistent/memory.pressure is not present")
     }
 }

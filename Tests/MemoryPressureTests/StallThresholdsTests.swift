@@ -10,12 +10,11 @@ struct StallThresholdsTests {
         (10, .infinity, "full avg10 inf%"),
     ])
     func rejectsThresholdsThatAreNotAPercentage(_ some: Double, _ full: Double, _ named: String) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try StallThresholds(someAverage10ForWarning: some, fullAverage10ForCritical: full)
-        } throws: { error in
-            let description = (error as? StallThresholdsError)?.description ?? ""
-            return description.contains(named) && description.contains("expected a percentage greater than 0 and at most 100")
         }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description == "stall threshold \(named) is out of range; expected a percentage greater than 0 and at most 100")
     }
 
     @Test func acceptsTheEndsOfTheRange() throws {

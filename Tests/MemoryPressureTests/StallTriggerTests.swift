@@ -15,11 +15,14 @@ struct StallTriggerTests {
         (.seconds(3), .seconds(2)),
     ])
     func rejectsTriggersOutsideTheKernelsLimits(_ stall: Duration, _ window: Duration) {
-        #expect {
+        let error = #expect(throws: MemoryPressureError.self) {
             _ = try StallTrigger(stall: stall, window: window)
-        } throws: { error in
-            (error as? StallTriggerError)?.description.contains("expected a window from 500 ms to 10 s") == true
         }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(
+            error?.description == "stall trigger of \(stall) per \(window) window is out of range; expected a window from 500 ms to 10 s "
+                + "(a multiple of 2 s for unprivileged processes) and a stall greater than zero and at most the window"
+        )
     }
 
     @Test func targetsTheDefaultPathWithoutSystemd() throws {

@@ -60,12 +60,11 @@ struct SavedDocument: Codable, Equatable {
         let file = archive.directory.appending(app.rawValue).appending("state")
         let contents = try readFile(file)
         try writeFile(file, damage.apply(to: contents))
-        let error = #expect(throws: StateArchiveError.self, "\(damage)") { try archive.load(for: app) }
-        guard case .corrupt = error?.problem else {
-            Issue.record("expected corrupt, got \(String(describing: error))")
-            return
-        }
-        #expect(error?.description.contains("is corrupt") == true)
+        let error = #expect(throws: MemoryPressureError.self, "\(damage)") { try archive.load(for: app) }
+        #expect(error?.code == .stateCorrupt, "\(damage)")
+        #expect(error?.app == app)
+        #expect(error?.description.hasPrefix("state archive of \(app) at \(file) is corrupt: ") == true)
+        #expect(error?.description.hasSuffix("; the app launches fresh") == true)
     }
 
     @Test func aFailedSaveKeepsTheStateSavedBefore() throws {
@@ -73,12 +72,13 @@ struct SavedDocument: Codable, Equatable {
         // A directory where the temporary file goes makes the write fail, as a full disk would.
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
         #expect(mkdir(temporary.string, 0o700) == 0)
-        let error = #expect(throws: StateArchiveError.self) { try archive.save([1], for: app) }
-        guard case .writeFailed = error?.problem else {
-            Issue.record("expected writeFailed, got \(String(describing: error))")
-            return
-        }
-        #expect(error?.description.contains("the state saved before is kept") == true)
+        let error = #expect(throws: MemoryPressureError.self) { try archive.save([1], for: app) }
+        #expect(error?.code == .stateWriteFailed)
+        #expect(error?.errno == .isDirectory)
+        #expect(
+            error?.description
+                == "state archive of \(app) at \(temporary) could not be saved (write: \(Errno.isDirectory)); the state saved before is kept"
+        )
         #expect(try archive.load(for: app) == [9, 9])
     }
 
@@ -87,8 +87,13 @@ struct SavedDocument: Codable, Equatable {
         // The temporary file leads to /dev/full, where every write fails with ENOSPC.
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
         #expect(symlink("/dev/full", temporary.string) == 0)
-        let error = #expect(throws: StateArchiveError.self) { try archive.save([1, 2, 3], for: app) }
-        #expect(error?.problem == .writeFailed(operation: "write", .noSpace))
+        let error = #expect(throws: MemoryPressureError.self) { try archive.save([1, 2, 3], for: app) }
+        #expect(error?.code == .stateWriteFailed)
+        #expect(error?.errno == .noSpace)
+        #expect(
+            error?.description
+                == "state archive of \(app) at \(temporary) could not be saved (write: \(Errno.noSpace)); the state saved before is kept"
+        )
         #expect(try archive.load(for: app) == [7])
         try archive.save([8], for: app)
         #expect(try archive.load(for: app) == [8])
@@ -98,12 +103,9 @@ struct SavedDocument: Codable, Equatable {
         let file = directory.path.appending("plain")
         try writeFile(file, [1])
         for path in [FilePath(""), file, file.appending("below")] {
-            let error = #expect(throws: StateArchiveError.self, "\(path)") { try StateArchive(directory: path) }
-            guard case .unusableDirectory = error?.problem else {
-                Issue.record("expected unusableDirectory for \(path), got \(String(describing: error))")
-                continue
-            }
-            #expect(error?.description.contains("expected a writable directory") == true)
+            let error = #expect(throws: MemoryPressureError.self, "\(path)") { try StateArchive(directory: path) }
+            #expect(error?.code == .stateArchiveUnusable, "\(path)")
+            #expect(error?.description.hasSuffix("; expected a writable directory (created with mode 0700 if missing)") == true)
         }
     }
 
@@ -133,7 +135,7 @@ struct SavedDocument: Codable, Equatable {
         }
         #expect(try await app.launch() == .active)
         #expect(options.value.first?.restoredState == nil)
-        guard case .corrupt = options.value.first?.restorationFailure?.problem else {
+        guard options.value.first?.restorationFailure?.code == .stateCorrupt else {
             Issue.record("expected a corrupt archive in the launch options")
             return
         }
@@ -143,8 +145,13 @@ struct SavedDocument: Codable, Equatable {
 
     @Test func savingWithoutAnArchiveSaysSo() throws {
         let app = try makeApp("no-archive")
-        let error = #expect(throws: StateArchiveError.self) { try app.saveState(1) }
-        #expect(error?.problem == .noArchive)
+        let error = #expect(throws: MemoryPressureError.self) { try app.saveState(1) }
+        #expect(error?.code == .stateArchiveUnusable)
+        #expect(error?.app == app.identifier)
+        #expect(
+            error?.description == "state archive of \(app.identifier): the app was made without a state archive; "
+                + "register it with a MemorySystem that has an archive directory"
+        )
     }
 }
 

@@ -40,7 +40,7 @@ struct MissingSource: MemorySampleSource {
     var name: String { "/nonexistent/memory.file" }
     var depth: SampleDepth { .cheap }
     func read(into sample: inout MemorySample) throws {
-        throw MeasurementError(path: "/nonexistent/memory.file", reason: .missing)
+        throw MemoryPressureError.kernelFileMissing("/nonexistent/memory.file")
     }
 }
 

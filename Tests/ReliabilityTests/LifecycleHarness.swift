@@ -97,9 +97,9 @@ final class LifecycleHarness {
 
     /// Applies `operation` and reports what every app showed.
     func apply(_ operation: LifecycleOperation) async -> StepOutcome {
-        var error: LifecycleError?
+        var error: MemoryPressureError?
         var task: Int?
-        do throws(LifecycleError) {
+        do throws(MemoryPressureError) {
             switch operation {
             case .launch(let index, let inBackground):
                 try await apps[index].launch(options: LaunchOptions(reason: inBackground ? .backgroundEvent("fetch") : .user))

@@ -37,7 +37,7 @@ struct StepOutcome: Hashable, Sendable {
     var states: [AppState]
     var events: [[LifecycleEvent]]
     var logs: [[String]]
-    var error: LifecycleError?
+    var error: MemoryPressureError?
     var task: Int?
 }
 

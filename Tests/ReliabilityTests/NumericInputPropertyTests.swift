@@ -19,7 +19,7 @@ import Testing
             tally.record()
             let ordered = warningRecovery > 0 && warningRecovery < warning && warning < critical && critical <= 1
                 && warningRecovery <= criticalRecovery && criticalRecovery < critical
-            do throws(MemoryBudgetError) {
+            do throws(MemoryPressureError) {
                 let thresholds = try MemoryBudget.Thresholds(
                     warning: warning, critical: critical,
                     warningRecovery: warningRecovery, criticalRecovery: criticalRecovery
@@ -28,6 +28,7 @@ import Testing
                 #expect(thresholds.ratios.warning == warning)
             } catch {
                 #expect(!ordered)
+                #expect(error.code == .invalidBudget)
                 #expect(error.description.contains("\(warning)"))
                 #expect(error.description.contains("expected 0 < warning recovery < warning < critical <= 1"))
             }
@@ -40,22 +41,24 @@ import Testing
         let limits = MemoryLimits(physicalBytes: 16 << 30, controlGroupMaximum: 4 << 30, controlGroupHigh: 3 << 30)
         await propertyCheck(count: Self.count, input: BadInput.integer, BadInput.double) { bytes, ratio in
             tally.record()
-            do throws(MemoryBudgetError) {
+            do throws(MemoryPressureError) {
                 let budget = try MemoryBudget(totalBytes: bytes, limits: limits)
                 #expect((1...(4 << 30)).contains(bytes))
                 #expect(budget.totalBytes == bytes)
             } catch {
                 #expect(!(1...(4 << 30)).contains(bytes))
+                #expect(error.code == .invalidBudget)
                 #expect(error.description.contains("\(bytes) bytes"))
                 #expect(error.description.contains("expected between 1 byte and"))
             }
             for source in [MemoryBudget.Source.controlGroup(ratio: ratio), .physicalMemory(ratio: ratio), .automatic(ratio: ratio)] {
                 let expected = Self.expectedBudget(source, ratio: ratio)
-                do throws(MemoryBudgetError) {
+                do throws(MemoryPressureError) {
                     let budget = try MemoryBudget.resolve(source, limits: limits)
                     #expect(budget.totalBytes == expected)
                 } catch {
                     #expect(expected == nil)
+                    #expect(error.code == .invalidBudget)
                     #expect(error.description.contains("expected"))
                 }
             }
@@ -77,7 +80,7 @@ import Testing
         await propertyCheck(count: Self.count, input: BadInput.duration, BadInput.duration, BadInput.duration) { background, termination, task in
             tally.record()
             let range = AppConfiguration.acceptedRange
-            do throws(AppConfigurationError) {
+            do throws(MemoryPressureError) {
                 let configuration = try AppConfiguration(
                     backgroundDeadline: background, terminationDeadline: termination, backgroundTaskTimeLimit: task
                 )
@@ -87,7 +90,8 @@ import Testing
                 let (setting, value) = [
                     ("backgroundDeadline", background), ("terminationDeadline", termination), ("backgroundTaskTimeLimit", task),
                 ].first { !range.contains($0.1) }!
-                #expect(error == AppConfigurationError(setting: setting, value: value))
+                #expect(error.code == .invalidConfiguration)
+                #expect(error.description == "\(setting) of \(value) is out of range; expected \(range.lowerBound) to \(range.upperBound)")
                 #expect(error.description.contains("\(setting) of \(value) is out of range"))
                 #expect(error.description.contains("expected \(range.lowerBound) to \(range.upperBound)"))
             }
@@ -100,7 +104,7 @@ import Testing
         await propertyCheck(count: Self.count, input: BadInput.duration, BadInput.duration) { stall, window in
             tally.record()
             let valid = StallTrigger.windowRange.contains(window) && stall > .zero && stall <= window
-            do throws(StallTriggerError) {
+            do throws(MemoryPressureError) {
                 let trigger = try StallTrigger(.full, stall: stall, window: window)
                 #expect(valid)
                 // The text written to the kernel: kind, then both in whole microseconds.
@@ -109,6 +113,7 @@ import Testing
                 #expect(Int64(fields[2]).map { Duration.microseconds($0) <= window } == true)
             } catch {
                 #expect(!valid)
+                #expect(error.code == .invalidConfiguration)
                 #expect(error.description.contains("\(stall) per \(window)"))
                 #expect(error.description.contains("expected a window from 500 ms to 10 s"))
             }
@@ -120,12 +125,13 @@ import Testing
         let tally = InputTally()
         await propertyCheck(count: Self.count, input: BadInput.double) { fraction in
             tally.record()
-            do throws(CacheError) {
+            do throws(MemoryPressureError) {
                 let action = try PurgeAction.trim(toFraction: fraction)
                 #expect((0...1).contains(fraction))
                 #expect(action.retainedFraction == fraction)
             } catch {
                 #expect(!(0...1).contains(fraction))
+                #expect(error.code == .invalidArgument)
                 #expect(error.description.contains("fraction \(fraction) is out of range; expected 0 through 1"))
             }
         }
@@ -137,18 +143,20 @@ import Testing
         let owner = try AppIdentifier("limits")
         await propertyCheck(count: Self.count, input: BadInput.integer, BadInput.integer) { limit, cost in
             tally.record()
-            do throws(CacheError) {
+            do throws(MemoryPressureError) {
                 let cache = try PurgeableCache<Int, Int>(name: "fuzz", owner: owner, category: .images, costLimit: limit, countLimit: limit)
                 #expect((1...PurgeableCache<Int, Int>.maximumCount).contains(limit))
-                do throws(CacheError) {
+                do throws(MemoryPressureError) {
                     try cache.setValue(1, forKey: 1, cost: cost)
                     #expect(cost >= 0)
                     #expect(cache.totalCost <= limit)
                 } catch {
                     #expect(cost < 0)
+                    #expect(error.code == .invalidArgument)
                     #expect(error.description.contains("cost \(cost) is negative; expected 0 or more"))
                 }
             } catch {
+                #expect(error.code == .invalidConfiguration)
                 if limit < 1 {
                     #expect(error.description.contains("limit \(limit) is not positive; expected 1 or more"))
                 } else {
@@ -169,12 +177,13 @@ import Testing
             let (row, rowOverflow) = width.multipliedReportingOverflow(by: depth)
             let (_, totalOverflow) = row.multipliedReportingOverflow(by: height)
             let valid = width > 0 && height > 0 && depth > 0 && !rowOverflow && !totalOverflow
-            do throws(CacheError) {
+            do throws(MemoryPressureError) {
                 let store = try BackingStore(width: width, height: height, bytesPerPixel: depth, in: heap) { _ in }
                 #expect(valid)
                 #expect(store.capacity == width * height * depth)
             } catch {
                 #expect(!valid)
+                #expect(error.code == .invalidArgument)
                 #expect(error.description.contains("\(width) x \(height) x \(depth)"))
                 #expect(error.description.contains("expected each at least 1 and a total that fits in Int"))
             }

@@ -11,12 +11,13 @@ import Testing
 
     @Test func sizesAreAcceptedOrRejectedNamingTheTextAndTheForm() async {
         let tried = await BadInput.eachText(count: Self.count) { text in
-            do throws(UnitParseError) {
+            do throws(MemoryPressureError) {
                 let size = try ByteCount(parsing: text)
                 #expect(text.contains { $0.isASCII && $0.isNumber })
                 // What was accepted parses the same once its unit is spelled in capitals.
                 #expect(try ByteCount(parsing: text.uppercased()) == size)
             } catch {
+                #expect(error.code == .unparsableValue)
                 #expect(error.description.contains(text.debugDescription))
                 #expect(error.description.contains("expected " + ByteCount.parsingForm))
             }
@@ -26,10 +27,11 @@ import Testing
 
     @Test func durationsAreAcceptedOrRejectedNamingTheTextAndTheForm() async {
         let tried = await BadInput.eachText(count: Self.count) { text in
-            do throws(UnitParseError) {
+            do throws(MemoryPressureError) {
                 let duration = try DurationParser.parse(text)
                 #expect(duration >= .zero)
             } catch {
+                #expect(error.code == .unparsableValue)
                 #expect(error.description.contains(text.debugDescription))
                 #expect(error.description.contains("expected " + DurationParser.form))
             }
@@ -40,14 +42,15 @@ import Testing
     @Test func appIdentifiersAreAcceptedExactlyWhenSafeAsOnePathComponent() async throws {
         let tried = await BadInput.eachText(count: Self.count) { text in
             let expected = Self.identifierProblem(text)
-            do throws(AppIdentifierError) {
+            do throws(MemoryPressureError) {
                 let identifier = try AppIdentifier(text)
                 #expect(expected == nil)
                 #expect(identifier.rawValue == text)
                 #expect(identifier.description == text)
             } catch {
-                #expect(error.problem == expected)
-                #expect(error.identifier == text)
+                #expect(error.code == .invalidIdentifier)
+                // The message names the text given and what is wrong with it, as the oracle says.
+                #expect(error.description == expected.map { Self.identifierMessage(text, problem: $0) })
                 #expect(error.description.hasPrefix("app identifier "))
                 #expect(error.description.contains("expected 1 to 255 UTF-8 bytes"))
             }
@@ -55,29 +58,40 @@ import Testing
         #expect(tried == 3 * Self.count)
     }
 
-    /// The rules of `AppIdentifier`, restated: what is wrong with `text`, or nil.
-    static func identifierProblem(_ text: String) -> AppIdentifierError.Problem? {
-        if text.isEmpty { return .empty }
-        if text.utf8.count > 255 { return .tooLong(byteCount: text.utf8.count) }
-        if text == "." || text == ".." { return .relativePath }
-        if text.unicodeScalars.contains(where: { $0 == "/" || $0 == "\\" }) { return .pathSeparator }
+    /// The rules of `AppIdentifier`, restated: what is wrong with `text`, as the message says it,
+    /// or nil.
+    static func identifierProblem(_ text: String) -> String? {
+        if text.isEmpty { return "is empty" }
+        if text.utf8.count > 255 { return "is \(text.utf8.count) bytes long" }
+        if text == "." || text == ".." { return "is a relative path component" }
+        if text.unicodeScalars.contains(where: { $0 == "/" || $0 == "\\" }) { return "contains a path separator" }
         if text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            return .controlCharacter
+            return "contains a control character"
         }
         return nil
+    }
+
+    /// The message for `text` rejected for `problem`: the text (its first 40 scalars when longer),
+    /// the problem and the accepted form.
+    static func identifierMessage(_ text: String, problem: String) -> String {
+        let shown = text.unicodeScalars.count > 40
+            ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(40))).debugDescription + "…"
+            : text.debugDescription
+        return "app identifier \(shown) \(problem); expected 1 to 255 UTF-8 bytes, without '/', '\\\\' or control characters, and not '.' or '..'"
     }
 
     @Test func budgetsAreAcceptedOnlyBetweenOneByteAndTheLimit() async {
         let limits = MemoryLimits(physicalBytes: 16 << 30, controlGroupMaximum: 4 << 30)
         let tried = await BadInput.eachText(count: Self.count) { text in
-            do throws(MemoryBudgetError) {
+            do throws(MemoryPressureError) {
                 let budget = try MemoryBudget(parsing: text, limits: limits)
                 #expect((1...(4 << 30)).contains(budget.totalBytes))
             } catch {
+                #expect(error.code == .invalidBudget || error.code == .unparsableValue)
                 #expect(error.description.hasPrefix("memory budget"))
                 #expect(error.description.contains("expected"))
-                if case .malformedSize(let cause) = error.problem {
-                    #expect(cause.text == text)
+                if error.code == .unparsableValue {
+                    #expect(error.description == "memory budget: size \(text.debugDescription) is not valid; expected \(ByteCount.parsingForm)")
                 }
             }
         }
@@ -112,7 +126,8 @@ extension TextParserPropertyTests {
             let (wholeBytes, overflow) = whole.multipliedReportingOverflow(by: scale)
             let (magnitude, sumOverflow) = wholeBytes.addingReportingOverflow(fractionBytes)
             guard !overflow, !sumOverflow else {
-                #expect(throws: UnitParseError.self, "\(text)") { try ByteCount(parsing: text) }
+                let error = #expect(throws: MemoryPressureError.self, "\(text)") { try ByteCount(parsing: text) }
+                #expect(error?.code == .unparsableValue, "\(text)")
                 return
             }
             let parsed = try ByteCount(parsing: text)

@@ -25,14 +25,14 @@ extension MemoryBudget {
             critical: Double,
             warningRecovery: Double,
             criticalRecovery: Double
-        ) throws(MemoryBudgetError) {
+        ) throws(MemoryPressureError) {
             let ratios = Ratios(
                 warning: warning, critical: critical,
                 warningRecovery: warningRecovery, criticalRecovery: criticalRecovery
             )
             guard warningRecovery > 0, warningRecovery < warning, warning < critical, critical <= 1,
                   warningRecovery <= criticalRecovery, criticalRecovery < critical
-            else { throw MemoryBudgetError(.thresholdsOutOfOrder(ratios)) }
+            else { throw .thresholdsOutOfOrder(ratios) }
             self.ratios = ratios
         }
 

@@ -27,11 +27,11 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         totalBytes: Int,
         thresholds: Thresholds = .standard,
         limits: MemoryLimits = .current()
-    ) throws(MemoryBudgetError) {
-        guard totalBytes > 0 else { throw MemoryBudgetError(.notPositive(bytes: totalBytes)) }
+    ) throws(MemoryPressureError) {
+        guard totalBytes > 0 else { throw .budgetNotPositive(bytes: totalBytes) }
         let ceiling = limits.ceiling
         guard totalBytes <= ceiling.bytes else {
-            throw MemoryBudgetError(.exceedsLimit(bytes: totalBytes, limitBytes: ceiling.bytes, limitName: ceiling.name))
+            throw .budgetExceedsLimit(bytes: totalBytes, limitBytes: ceiling.bytes, limitName: ceiling.name)
         }
         self.totalBytes = totalBytes
         self.thresholds = thresholds
@@ -43,12 +43,12 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         parsing text: String,
         thresholds: Thresholds = .standard,
         limits: MemoryLimits = .current()
-    ) throws(MemoryBudgetError) {
+    ) throws(MemoryPressureError) {
         let size: ByteCount
         do {
             size = try ByteCount(parsing: text)
         } catch {
-            throw MemoryBudgetError(.malformedSize(error))
+            throw .budgetUnparsable(error)
         }
         try self.init(totalBytes: size.bytes, thresholds: thresholds, limits: limits)
     }
@@ -58,9 +58,9 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         _ source: Source,
         thresholds: Thresholds = .standard,
         limits: MemoryLimits = .current()
-    ) throws(MemoryBudgetError) -> MemoryBudget {
-        func scaled(_ bytes: Int, by ratio: Double) throws(MemoryBudgetError) -> Int {
-            guard ratio > 0, ratio <= 1 else { throw MemoryBudgetError(.ratioOutOfRange(ratio)) }
+    ) throws(MemoryPressureError) -> MemoryBudget {
+        func scaled(_ bytes: Int, by ratio: Double) throws(MemoryPressureError) -> Int {
+            guard ratio > 0, ratio <= 1 else { throw .budgetRatioOutOfRange(ratio) }
             return Int(Double(bytes) * ratio)
         }
         let total: Int
@@ -68,7 +68,7 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         case .bytes(let bytes):
             total = bytes
         case .controlGroup(let ratio):
-            guard let limit = limits.controlGroupLimit else { throw MemoryBudgetError(.noControlGroupLimit) }
+            guard let limit = limits.controlGroupLimit else { throw .budgetWithoutControlGroupLimit }
             total = try scaled(limit, by: ratio)
         case .physicalMemory(let ratio):
             total = try scaled(limits.physicalBytes, by: ratio)

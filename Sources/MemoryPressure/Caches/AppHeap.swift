@@ -30,9 +30,9 @@ public final class AppHeap: Sendable {
     }
 
     /// Allocates a buffer of `byteCount` bytes in the heap.
-    public func allocate(byteCount: Int, zeroed: Bool = false) throws(AppHeapError) -> HeapBuffer {
-        try state.withLock { state throws(AppHeapError) in
-            guard !state.isClosed else { throw AppHeapError.closed(app) }
+    public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
+        try state.withLock { state throws(MemoryPressureError) in
+            guard !state.isClosed else { throw .heapClosed(app) }
             state.liveBuffers += 1
         }
         let allocation: ArenaAllocation
@@ -40,7 +40,7 @@ public final class AppHeap: Sendable {
             allocation = try arena.allocate(byteCount: byteCount, zeroed: zeroed)
         } catch {
             bufferFreed(byteCount: 0)
-            throw AppHeapError.allocator(error)
+            throw .allocationFailed(error, app: app)
         }
         let buffer = HeapBuffer(allocation, in: self)
         allocated.add(byteCount, ordering: .relaxed)

@@ -32,8 +32,8 @@ public final class BackingStore: ReleasableStore {
         bytesPerPixel: Int = 4,
         in heap: AppHeap,
         render: @escaping Renderer
-    ) throws(CacheError) {
-        let invalid = CacheError.invalidDimensions(width: width, height: height, bytesPerPixel: bytesPerPixel)
+    ) throws(MemoryPressureError) {
+        let invalid = MemoryPressureError.invalidDimensions(width: width, height: height, bytesPerPixel: bytesPerPixel)
         guard width > 0, height > 0, bytesPerPixel > 0 else { throw invalid }
         let (rowBytes, rowOverflow) = width.multipliedReportingOverflow(by: bytesPerPixel)
         let (_, totalOverflow) = rowBytes.multipliedReportingOverflow(by: height)
@@ -51,8 +51,8 @@ public final class BackingStore: ReleasableStore {
     /// Calls `body` with the pixels, rendering them first if they were released (or never made).
     public func withPixels<Result: Sendable>(
         _ body: (UnsafeRawBufferPointer) -> Result
-    ) throws(AppHeapError) -> Result {
-        let buffer = try pixels.withLock { pixels throws(AppHeapError) -> HeapBuffer in
+    ) throws(MemoryPressureError) -> Result {
+        let buffer = try pixels.withLock { pixels throws(MemoryPressureError) -> HeapBuffer in
             if let pixels { return pixels }
             let buffer = try heap.allocate(byteCount: capacity)
             buffer.withUnsafeMutableBytes(render)

@@ -14,8 +14,8 @@ public struct PurgeAction: Hashable, Sendable, CustomStringConvertible {
     public static let empty = PurgeAction(retainedFraction: 0)
 
     /// Keep the most recently used entries up to `fraction` of the cost and of the count.
-    public static func trim(toFraction fraction: Double) throws(CacheError) -> PurgeAction {
-        guard (0...1).contains(fraction) else { throw CacheError.fractionOutOfRange(fraction) }
+    public static func trim(toFraction fraction: Double) throws(MemoryPressureError) -> PurgeAction {
+        guard (0...1).contains(fraction) else { throw .fractionOutOfRange(fraction) }
         return PurgeAction(retainedFraction: fraction)
     }
 

@@ -49,11 +49,11 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         countLimit: Int? = nil,
         payloadLocation: PayloadLocation = .elsewhere,
         onEviction evictionHandler: EvictionHandler? = nil
-    ) throws(CacheError) {
-        if let costLimit, costLimit < 1 { throw CacheError.nonPositiveLimit(name: "cost", value: costLimit) }
-        if let countLimit, countLimit < 1 { throw CacheError.nonPositiveLimit(name: "count", value: countLimit) }
+    ) throws(MemoryPressureError) {
+        if let costLimit, costLimit < 1 { throw .cacheLimitNotPositive("cost", value: costLimit) }
+        if let countLimit, countLimit < 1 { throw .cacheLimitNotPositive("count", value: countLimit) }
         if let countLimit, countLimit > Self.maximumCount {
-            throw CacheError.countLimitTooLarge(countLimit, maximum: Self.maximumCount)
+            throw .cacheCountLimitTooLarge(countLimit, maximum: Self.maximumCount)
         }
         self.name = name
         self.owner = owner
@@ -74,8 +74,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// Stores `value` for `key` as the most recently used entry, then evicts least recently used
     /// entries until the limits hold.
     @inlinable
-    public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) throws(CacheError) {
-        guard cost >= 0 else { throw CacheError.negativeCost(cost) }
+    public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) throws(MemoryPressureError) {
+        guard cost >= 0 else { throw .negativeCost(cost) }
         // The replaced value is dropped here, after the lock is released.
         let (_, evicted) = entries.withLock { entries in
             let replaced = entries.insert(value, forKey: key, cost: cost)
@@ -117,8 +117,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// Removes least recently used entries until at most `fraction` of the current total cost and
     /// of the current count remain (rounded down).
     @discardableResult
-    public func trim(toFraction fraction: Double) throws(CacheError) -> CachePurgeResult {
-        guard (0...1).contains(fraction) else { throw CacheError.fractionOutOfRange(fraction) }
+    public func trim(toFraction fraction: Double) throws(MemoryPressureError) -> CachePurgeResult {
+        guard (0...1).contains(fraction) else { throw .fractionOutOfRange(fraction) }
         return trim(keeping: fraction)
     }
 

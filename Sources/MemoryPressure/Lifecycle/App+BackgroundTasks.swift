@@ -12,9 +12,9 @@ extension App {
     /// `backgroundTaskExpired`). Only a running app (inactive, active, background) can open one.
     public nonisolated func beginBackgroundTask(
         expirationHandler: @escaping @Sendable (isolated App) -> Void
-    ) throws(LifecycleError) -> BackgroundTaskIdentifier {
+    ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
         let limit = configuration.backgroundTaskTimeLimit
-        return try record.withLock { record throws(LifecycleError) in
+        return try record.withLock { record throws(MemoryPressureError) in
             guard record.state.isRunning else {
                 throw .invalidTransition(
                     app: identifier, transition: .beginBackgroundTask, from: record.state,
@@ -36,8 +36,8 @@ extension App {
     }
 
     /// Ends a background task; a background app whose last task this was suspends.
-    public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(LifecycleError) {
-        try record.withLock { record throws(LifecycleError) in
+    public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
+        try record.withLock { record throws(MemoryPressureError) in
             guard let ended = record.backgroundTasks.removeValue(forKey: task) else {
                 throw .unknownBackgroundTask(app: identifier, task)
             }

@@ -123,7 +123,7 @@ public actor App {
     /// last is restored into the options; an archive that cannot be read is reported (a
     /// `restorationFailed` event and `LaunchOptions.restorationFailure`) and the app launches fresh.
     @discardableResult
-    public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(LifecycleError) -> AppState {
+    public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(MemoryPressureError) -> AppState {
         let options = restoringState(into: options)
         return try await transition(.launch, accepted: [.notRunning]) { record in
             record.launchOptions = options
@@ -141,7 +141,7 @@ public actor App {
 
     /// An interruption: `willResignActive`, active to inactive.
     @discardableResult
-    public nonisolated func deactivate() async throws(LifecycleError) -> AppState {
+    public nonisolated func deactivate() async throws(MemoryPressureError) -> AppState {
         try await transition(.deactivate, accepted: [.active]) { record in
             move(&record, to: .inactive)
             return [.callback(.willResignActive)]
@@ -150,7 +150,7 @@ public actor App {
 
     /// The end of an interruption: `didBecomeActive`, inactive to active.
     @discardableResult
-    public nonisolated func activate() async throws(LifecycleError) -> AppState {
+    public nonisolated func activate() async throws(MemoryPressureError) -> AppState {
         try await transition(.activate, accepted: [.inactive]) { record in
             move(&record, to: .active)
             return [.callback(.didBecomeActive)]
@@ -160,7 +160,7 @@ public actor App {
     /// Home, or another app comes forward: `willResignActive` (when active), `didEnterBackground`
     /// within its deadline, then suspension when no background task is open.
     @discardableResult
-    public nonisolated func enterBackground() async throws(LifecycleError) -> AppState {
+    public nonisolated func enterBackground() async throws(MemoryPressureError) -> AppState {
         try await transition(.enterBackground, accepted: [.active, .inactive]) { record in
             var steps: [LifecycleStep] = []
             if record.state == .active {
@@ -174,7 +174,7 @@ public actor App {
     /// Back to the foreground: `willEnterForeground`, the notifications queued while suspended,
     /// `didBecomeActive`.
     @discardableResult
-    public nonisolated func enterForeground() async throws(LifecycleError) -> AppState {
+    public nonisolated func enterForeground() async throws(MemoryPressureError) -> AppState {
         try await transition(.enterForeground, accepted: [.background, .suspended]) { record in
             let wasSuspended = record.state == .suspended
             move(&record, to: .inactive)
@@ -191,8 +191,8 @@ public actor App {
     /// Suspends a background app with no open background task (the system does this on its own
     /// after `didEnterBackground` and after the last background task ends). No callback.
     @discardableResult
-    public nonisolated func suspend() async throws(LifecycleError) -> AppState {
-        try await transition(.suspend, accepted: [.background]) { record throws(LifecycleError) in
+    public nonisolated func suspend() async throws(MemoryPressureError) -> AppState {
+        try await transition(.suspend, accepted: [.background]) { record throws(MemoryPressureError) in
             guard record.backgroundTasks.isEmpty else {
                 throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
             }
@@ -215,9 +215,10 @@ public actor App {
     ///
     /// - Parameter reason: Why the app is terminated, as its record and its next launch report it.
     /// - Returns: The app's state then, `notRunning`.
-    /// - Throws: ``LifecycleError`` when the app is not running or is already being terminated.
+    /// - Throws: ``MemoryPressureError`` (`invalidTransition`, `appTerminating`) when the app is not
+    ///   running or is already being terminated.
     @discardableResult
-    public nonisolated func terminate(reason: TerminationReason) async throws(LifecycleError) -> AppState {
+    public nonisolated func terminate(reason: TerminationReason) async throws(MemoryPressureError) -> AppState {
         let state = try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in
             guard record.state != .suspended else {
                 end(&record, reason: reason)
@@ -238,16 +239,16 @@ public actor App {
     private nonisolated func transition(
         _ transition: LifecycleTransition,
         accepted: [AppState],
-        plan: (inout LifecycleRecord) throws(LifecycleError) -> [LifecycleStep]?,
+        plan: (inout LifecycleRecord) throws(MemoryPressureError) -> [LifecycleStep]?,
         resuming: ([AppNotification]) -> [LifecycleStep] = { _ in [] }
-    ) async throws(LifecycleError) -> AppState {
+    ) async throws(MemoryPressureError) -> AppState {
         let completion = Completion<Void>()
-        try record.withLock { record throws(LifecycleError) in
+        try record.withLock { record throws(MemoryPressureError) in
             guard accepted.contains(record.state) else {
                 throw .invalidTransition(app: identifier, transition: transition, from: record.state, accepted: accepted)
             }
             guard !record.isTerminating else {
-                throw .terminating(app: identifier, transition: transition)
+                throw .appTerminating(app: identifier, transition: transition)
             }
             let generation = record.generation
             if let steps = try plan(&record) {

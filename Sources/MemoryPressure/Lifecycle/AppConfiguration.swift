@@ -23,13 +23,13 @@ public struct AppConfiguration: Hashable, Sendable {
         backgroundDeadline: Duration = .seconds(5),
         terminationDeadline: Duration = .seconds(5),
         backgroundTaskTimeLimit: Duration = .seconds(30)
-    ) throws(AppConfigurationError) {
+    ) throws(MemoryPressureError) {
         for (setting, value) in [
             ("backgroundDeadline", backgroundDeadline),
             ("terminationDeadline", terminationDeadline),
             ("backgroundTaskTimeLimit", backgroundTaskTimeLimit),
         ] where !Self.acceptedRange.contains(value) {
-            throw AppConfigurationError(setting: setting, value: value)
+            throw .appTimeLimitOutOfRange(setting: setting, value: value)
         }
         self.init(
             validBackgroundDeadline: backgroundDeadline,
@@ -42,18 +42,5 @@ public struct AppConfiguration: Hashable, Sendable {
         self.backgroundDeadline = validBackgroundDeadline
         self.terminationDeadline = terminationDeadline
         self.backgroundTaskTimeLimit = backgroundTaskTimeLimit
-    }
-}
-
-/// A time limit outside `AppConfiguration.acceptedRange`.
-public struct AppConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The setting's name.
-    public let setting: String
-    /// The value given.
-    public let value: Duration
-
-    public var description: String {
-        let range = AppConfiguration.acceptedRange
-        return "\(setting) of \(value) is out of range; expected \(range.lowerBound) to \(range.upperBound)"
     }
 }

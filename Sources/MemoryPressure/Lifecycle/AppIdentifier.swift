@@ -9,23 +9,23 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
 
     /// Validates `rawValue`: between 1 and 255 UTF-8 bytes, no `/` or `\`, not `.` or `..`, no
     /// control characters.
-    public init(_ rawValue: String) throws(AppIdentifierError) {
+    public init(_ rawValue: String) throws(MemoryPressureError) {
         if rawValue.isEmpty {
-            throw AppIdentifierError(identifier: rawValue, problem: .empty)
+            throw .invalidIdentifier(rawValue, reason: "is empty")
         }
         if rawValue.utf8.count > Self.maximumByteCount {
-            throw AppIdentifierError(identifier: rawValue, problem: .tooLong(byteCount: rawValue.utf8.count))
+            throw .invalidIdentifier(rawValue, reason: "is \(rawValue.utf8.count) bytes long")
         }
         if rawValue == "." || rawValue == ".." {
-            throw AppIdentifierError(identifier: rawValue, problem: .relativePath)
+            throw .invalidIdentifier(rawValue, reason: "is a relative path component")
         }
         // Scalars, not Characters: a separator followed by a combining mark is one Character
         // ("/\u{301}") that is not "/", yet still puts a "/" in the path.
         if rawValue.unicodeScalars.contains(where: { $0 == "/" || $0 == "\\" }) {
-            throw AppIdentifierError(identifier: rawValue, problem: .pathSeparator)
+            throw .invalidIdentifier(rawValue, reason: "contains a path separator")
         }
         if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-            throw AppIdentifierError(identifier: rawValue, problem: .controlCharacter)
+            throw .invalidIdentifier(rawValue, reason: "contains a control character")
         }
         self.rawValue = rawValue
     }
@@ -53,36 +53,4 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
     }
 
     public var description: String { rawValue }
-}
-
-/// An app identifier that was rejected, with the reason and the accepted form.
-public struct AppIdentifierError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What is wrong with the identifier.
-    public enum Problem: Hashable, Sendable {
-        case empty
-        case tooLong(byteCount: Int)
-        case relativePath
-        case pathSeparator
-        case controlCharacter
-    }
-
-    /// The identifier as given.
-    public let identifier: String
-    /// What is wrong with it.
-    public let problem: Problem
-
-    public var description: String {
-        let shown = identifier.unicodeScalars.count > 40
-            ? String(String.UnicodeScalarView(identifier.unicodeScalars.prefix(40))).debugDescription + "…"
-            : identifier.debugDescription
-        let reason = switch problem {
-        case .empty: "is empty"
-        case .tooLong(let count): "is \(count) bytes long"
-        case .relativePath: "is a relative path component"
-        case .pathSeparator: "contains a path separator"
-        case .controlCharacter: "contains a control character"
-        }
-        return "app identifier \(shown) \(reason); expected 1 to \(AppIdentifier.maximumByteCount) UTF-8 bytes, "
-            + "without '/', '\\\\' or control characters, and not '.' or '..'"
-    }
 }

@@ -26,7 +26,7 @@ public struct LaunchOptions: Hashable, Sendable {
     /// The state the app archived before it was last terminated, when there is one.
     public var restoredState: [UInt8]?
     /// Why the archived state could not be restored, when it could not: the app launches fresh.
-    public var restorationFailure: StateArchiveError?
+    public var restorationFailure: MemoryPressureError?
 
     /// Options for a launch for `reason`, handing back `restoredState` when there is one.
     public init(reason: Reason = .user, restoredState: [UInt8]? = nil) {

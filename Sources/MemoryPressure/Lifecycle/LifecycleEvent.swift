@@ -14,7 +14,7 @@ public enum LifecycleEvent: Hashable, Sendable {
     /// launch, of its delegate: the memory only they held is free. Emitted on the app's run loop.
     case released(app: AppIdentifier)
     /// The app is launching fresh because the state it saved could not be restored.
-    case restorationFailed(app: AppIdentifier, StateArchiveError)
+    case restorationFailed(app: AppIdentifier, MemoryPressureError)
 
     /// The app the event is about.
     public var app: AppIdentifier {

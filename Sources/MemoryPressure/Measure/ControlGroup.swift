@@ -13,26 +13,26 @@ public struct ControlGroup: Hashable, Sendable {
     /// Finds the calling process's cgroup v2 directory from `/proc/self/cgroup` and the cgroup2
     /// mount in `/proc/self/mountinfo`. Throws when the process has no cgroup v2 membership or no
     /// cgroup2 file system is mounted.
-    public static func current() throws(MeasurementError) -> ControlGroup {
+    public static func current() throws(MemoryPressureError) -> ControlGroup {
         let membershipPath: FilePath = "/proc/self/cgroup"
         let mountsPath: FilePath = "/proc/self/mountinfo"
         let membership = try KernelFile.read(membershipPath)
         guard let relative = unifiedPath(inMembership: membership) else {
-            throw MeasurementError(path: membershipPath, reason: .malformed("no cgroup v2 (\"0::\") entry"))
+            throw .kernelFileMalformed(membershipPath, text: "no cgroup v2 (\"0::\") entry")
         }
         guard let mount = cgroup2Mount(inMountInfo: try KernelFile.read(mountsPath)) else {
-            throw MeasurementError(path: mountsPath, reason: .malformed("no cgroup2 file system mounted"))
+            throw .kernelFileMalformed(mountsPath, text: "no cgroup2 file system mounted")
         }
         return ControlGroup(directory: directory(forRelativePath: relative, mountRoot: mount.root, mountPoint: mount.point))
     }
 
     /// `memory.current`: bytes the cgroup uses now, page cache included.
-    public func currentBytes() throws(MeasurementError) -> Int {
+    public func currentBytes() throws(MemoryPressureError) -> Int {
         try KernelFile.parseBytes(path("memory.current"), capacity: Self.byteCountCapacity, Self.parseByteCount(_:))
     }
 
     /// Reads `memory.current` kept open (the sampling path).
-    static func currentBytes(from file: OpenKernelFile) throws(MeasurementError) -> Int {
+    static func currentBytes(from file: OpenKernelFile) throws(MemoryPressureError) -> Int {
         try file.parse(capacity: byteCountCapacity, parseByteCount(_:))
     }
 
@@ -44,12 +44,12 @@ public struct ControlGroup: Hashable, Sendable {
     }
 
     /// `memory.max`: the hard limit, beyond which the kernel's OOM killer acts.
-    public func maximum() throws(MeasurementError) -> CgroupLimit {
+    public func maximum() throws(MemoryPressureError) -> CgroupLimit {
         try KernelFile.parse(path("memory.max"), CgroupLimit.init(parsing:))
     }
 
     /// `memory.high`: the throttling limit, beyond which the kernel reclaims aggressively.
-    public func high() throws(MeasurementError) -> CgroupLimit {
+    public func high() throws(MemoryPressureError) -> CgroupLimit {
         try KernelFile.parse(path("memory.high"), CgroupLimit.init(parsing:))
     }
 

@@ -92,14 +92,14 @@ public struct ControlGroupEvents: Hashable, Sendable {
 
 extension ControlGroup {
     /// `memory.events`: how often the cgroup hit each of its limits.
-    public func events() throws(MeasurementError) -> ControlGroupEvents {
+    public func events() throws(MemoryPressureError) -> ControlGroupEvents {
         try KernelFile.parseBytes(path("memory.events"), capacity: ControlGroupEvents.fileCapacity) { ControlGroupEvents(parsing: $0) }
     }
 }
 
 extension ControlGroupEvents {
     /// Reads the counters from `memory.events` kept open (the sampling path).
-    static func read(from file: OpenKernelFile) throws(MeasurementError) -> ControlGroupEvents {
+    static func read(from file: OpenKernelFile) throws(MemoryPressureError) -> ControlGroupEvents {
         try file.parse(capacity: fileCapacity) { ControlGroupEvents(parsing: $0) }
     }
 

@@ -3,7 +3,7 @@
 public struct ControlGroupSampleSource: MemorySampleSource {
     /// Names the cgroup's directory in log lines.
     public let name: String
-    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MeasurementError>
+    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>
 
     /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
     /// has no memory controller, every read reports why.
@@ -17,18 +17,18 @@ public struct ControlGroupSampleSource: MemorySampleSource {
 
     /// The cgroup at a known directory.
     public init(group: ControlGroup) {
-        self.init(name: "cgroup \(group.directory)", files: Result { () throws(MeasurementError) in
+        self.init(name: "cgroup \(group.directory)", files: Result { () throws(MemoryPressureError) in
             let current = try OpenKernelFile(group.path("memory.current"))
-            do throws(MeasurementError) {
+            do throws(MemoryPressureError) {
                 return (current, try OpenKernelFile(group.path("memory.events")))
             } catch {
-                guard error.reason == .missing else { throw error }
+                guard error.code == .measurementUnavailable else { throw error }
                 return (current, nil)
             }
         })
     }
 
-    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MeasurementError>) {
+    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>) {
         self.name = name
         self.files = files
     }

@@ -3,7 +3,7 @@ import SystemPackage
 /// Reads the small text files the kernel exposes under /proc and /sys.
 enum KernelFile {
     /// Reads the whole of `path` as UTF-8 text.
-    static func read(_ path: FilePath) throws(MeasurementError) -> String {
+    static func read(_ path: FilePath) throws(MemoryPressureError) -> String {
         try withOpenFile(path) { descriptor in
             String(decoding: try descriptor.readToEnd(chunkSize: 4096), as: UTF8.self)
         }
@@ -13,11 +13,11 @@ enum KernelFile {
     static func parse<Value>(
         _ path: FilePath,
         _ parse: (Substring) -> Value?
-    ) throws(MeasurementError) -> Value {
+    ) throws(MemoryPressureError) -> Value {
         let text = try read(path)
         let trimmed = text.trimmingSuffix(while: \.isWhitespace)
         guard let value = parse(trimmed) else {
-            throw MeasurementError(path: path, reason: .malformed(String(trimmed)))
+            throw .kernelFileMalformed(path, text: String(trimmed))
         }
         return value
     }
@@ -28,21 +28,22 @@ enum KernelFile {
         _ path: FilePath,
         capacity: Int,
         _ parse: (UnsafeRawBufferPointer) -> Value?
-    ) throws(MeasurementError) -> Value {
+    ) throws(MemoryPressureError) -> Value {
         try OpenKernelFile(path).parse(capacity: capacity, parse)
     }
 
     /// Opens `path` for reading, runs `body` with it and closes it, turning failures into
-    /// ``MeasurementError``s: a missing file is `.missing`, any other failure `.unreadable`.
+    /// errors: a missing file is ``MemoryPressureError/Code/measurementUnavailable``, any other failure
+    /// ``MemoryPressureError/Code/unreadableKernelFile``.
     private static func withOpenFile<Value>(
         _ path: FilePath,
         _ body: (FileDescriptor) throws -> Value
-    ) throws(MeasurementError) -> Value {
+    ) throws(MemoryPressureError) -> Value {
         do {
             let descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
             return try descriptor.closeAfter { try body(descriptor) }
         } catch {
-            throw MeasurementError(path: path, opening: error)
+            throw .kernelFile(path, opening: error)
         }
     }
 }

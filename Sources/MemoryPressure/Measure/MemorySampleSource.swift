@@ -15,6 +15,7 @@ public protocol MemorySampleSource: Sendable {
     /// sample, `.full` ones only on full samples.
     var depth: SampleDepth { get }
     /// Adds this source's figures to `sample`, or throws when they cannot be read now. A
-    /// ``MeasurementError`` whose reason is `missing` means they never will be.
+    /// ``MemoryPressureError`` with the code ``MemoryPressureError/Code/measurementUnavailable`` means
+    /// they never will be.
     func read(into sample: inout MemorySample) throws
 }

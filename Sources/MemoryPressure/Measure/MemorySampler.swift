@@ -25,7 +25,7 @@ struct MemorySampler: Sendable {
                 try source.read(into: &sample)
             } catch {
                 report(source.name, error)
-                if let error = error as? MeasurementError, error.reason == .missing {
+                if let error = error as? MemoryPressureError, error.code == .measurementUnavailable {
                     retired.insert(index)
                 }
             }

@@ -12,18 +12,18 @@ final class OpenKernelFile: Sendable {
     private let descriptor: FileDescriptor
 
     /// Opens `path` for reading.
-    init(_ path: FilePath) throws(MeasurementError) {
+    init(_ path: FilePath) throws(MemoryPressureError) {
         self.path = path
         do {
             descriptor = try FileDescriptor.open(path, .readOnly, options: .closeOnExec)
         } catch {
-            throw MeasurementError(path: path, opening: error)
+            throw .kernelFile(path, opening: error)
         }
     }
 
     /// Reads the file's text (at most `capacity - 1` bytes) and parses it with `parse`. A file that
     /// fills the buffer, or text `parse` rejects, is reported as malformed with the file's text.
-    func parse<Value>(capacity: Int, _ parse: (UnsafeRawBufferPointer) -> Value?) throws(MeasurementError) -> Value {
+    func parse<Value>(capacity: Int, _ parse: (UnsafeRawBufferPointer) -> Value?) throws(MemoryPressureError) -> Value {
         let parsed: Value?
         do {
             parsed = try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
@@ -31,10 +31,10 @@ final class OpenKernelFile: Sendable {
                 return count < capacity ? parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : nil
             }
         } catch {
-            throw MeasurementError(path: path, reason: .unreadable(error as? Errno ?? .ioError))
+            throw .kernelFileUnreadable(path, errno: error as? Errno ?? .ioError)
         }
         guard let parsed else {
-            throw MeasurementError(path: path, reason: .malformed((try? KernelFile.read(path)) ?? ""))
+            throw .kernelFileMalformed(path, text: (try? KernelFile.read(path)) ?? "")
         }
         return parsed
     }

@@ -39,12 +39,12 @@ public struct PressureStall: Hashable, Sendable {
     public static let systemPath: FilePath = "/proc/pressure/memory"
 
     /// Reads the figures from `path`.
-    public static func read(from path: FilePath = systemPath) throws(MeasurementError) -> PressureStall {
+    public static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
         try KernelFile.parseBytes(path, capacity: fileCapacity, parse(_:))
     }
 
     /// Reads the figures from a PSI file kept open (the sampling path).
-    static func read(from file: OpenKernelFile) throws(MeasurementError) -> PressureStall {
+    static func read(from file: OpenKernelFile) throws(MemoryPressureError) -> PressureStall {
         try file.parse(capacity: fileCapacity, parse(_:))
     }
 

@@ -5,7 +5,7 @@ import SystemPackage
 public struct PressureStallSampleSource: MemorySampleSource {
     /// The PSI file read.
     public let path: FilePath
-    private let file: Result<OpenKernelFile, MeasurementError>
+    private let file: Result<OpenKernelFile, MemoryPressureError>
 
     /// Reads the PSI file of the calling process's cgroup, or the system's when the cgroup's is not
     /// there.
@@ -16,7 +16,7 @@ public struct PressureStallSampleSource: MemorySampleSource {
     /// Reads the PSI file at `path`; when it cannot be opened, every read reports why.
     public init(path: FilePath) {
         self.path = path
-        file = Result { () throws(MeasurementError) in try OpenKernelFile(path) }
+        file = Result { () throws(MemoryPressureError) in try OpenKernelFile(path) }
     }
 
     public var name: String { path.string }

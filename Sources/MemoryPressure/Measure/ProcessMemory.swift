@@ -28,12 +28,12 @@ public struct ProcessMemory: Hashable, Sendable {
     public static let statmPath: FilePath = "/proc/self/statm"
 
     /// Reads the calling process's figures now.
-    public static func current() throws(MeasurementError) -> ProcessMemory {
+    public static func current() throws(MemoryPressureError) -> ProcessMemory {
         try KernelFile.parseBytes(statmPath, capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
 
     /// Reads the figures from `/proc/self/statm` kept open (the cheap path).
-    static func read(from statm: OpenKernelFile) throws(MeasurementError) -> ProcessMemory {
+    static func read(from statm: OpenKernelFile) throws(MemoryPressureError) -> ProcessMemory {
         try statm.parse(capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
 

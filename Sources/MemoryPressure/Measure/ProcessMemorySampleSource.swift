@@ -1,11 +1,11 @@
 /// The process's resident bytes from `/proc/self/statm`: the cheap figure read on every sample,
 /// through a descriptor kept open.
 public struct ProcessMemorySampleSource: MemorySampleSource {
-    private let statm: Result<OpenKernelFile, MeasurementError>
+    private let statm: Result<OpenKernelFile, MemoryPressureError>
 
     /// Opens `/proc/self/statm`; when that fails, every read reports why.
     public init() {
-        statm = Result { () throws(MeasurementError) in try OpenKernelFile(ProcessMemory.statmPath) }
+        statm = Result { () throws(MemoryPressureError) in try OpenKernelFile(ProcessMemory.statmPath) }
     }
 
     public var name: String { ProcessMemory.statmPath.string }

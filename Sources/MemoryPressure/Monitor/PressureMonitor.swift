@@ -37,17 +37,17 @@ public final class PressureMonitor: Sendable {
     /// already running.
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
-    public func start() throws(PressureMonitorError) {
+    public func start() throws(MemoryPressureError) {
         guard configuration.interval > .zero else {
-            throw PressureMonitorError(.invalidInterval(configuration.interval))
+            throw .monitorIntervalNotPositive(configuration.interval)
         }
-        try thread.withLock { (running: inout SamplingThread?) throws(PressureMonitorError) in
+        try thread.withLock { (running: inout SamplingThread?) throws(MemoryPressureError) in
             guard running == nil else { return }
             do throws(Errno) {
                 let control = try SamplingControl()
                 running = try SamplingThread(running: SamplingLoop(monitor: self, control: control), control: control)
             } catch {
-                throw PressureMonitorError(.couldNotStart(error))
+                throw .monitorCouldNotStart(error)
             }
         }
     }
@@ -106,33 +106,5 @@ public final class PressureMonitor: Sendable {
 
     deinit {
         stop()
-    }
-}
-
-/// A monitor that could not start.
-public struct PressureMonitorError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Why.
-    public enum Problem: Hashable, Sendable {
-        /// The sampling interval is zero or negative.
-        case invalidInterval(Duration)
-        /// The eventfd or the thread could not be made.
-        case couldNotStart(Errno)
-    }
-
-    /// Why the monitor could not start.
-    public let problem: Problem
-
-    /// An error for `problem`.
-    public init(_ problem: Problem) {
-        self.problem = problem
-    }
-
-    public var description: String {
-        switch problem {
-        case .invalidInterval(let interval):
-            "pressure monitor interval \(interval) is not positive; expected an interval greater than zero, such as 250ms"
-        case .couldNotStart(let errno):
-            "pressure monitor could not start its sampling thread: \(errno)"
-        }
     }
 }

@@ -11,12 +11,11 @@ public struct StallThresholds: Hashable, Sendable {
     public static let percentRange: ClosedRange<Double> = .leastNonzeroMagnitude ... 100
 
     /// Thresholds in percent of the last 10 seconds stalled, each within ``percentRange``.
-    public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(StallThresholdsError) {
-        let given: [(StallThresholdsError.Threshold, Double)] = [
-            (.someAverage10, someAverage10ForWarning), (.fullAverage10, fullAverage10ForCritical),
-        ]
+    public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(MemoryPressureError) {
+        // Each threshold is named as the PSI file names its figure.
+        let given = [("some avg10", someAverage10ForWarning), ("full avg10", fullAverage10ForCritical)]
         for (threshold, percent) in given {
-            guard Self.percentRange.contains(percent) else { throw StallThresholdsError(threshold: threshold, percent: percent) }
+            guard Self.percentRange.contains(percent) else { throw .stallThresholdOutOfRange(threshold, percent: percent) }
         }
         self.someAverage10ForWarning = someAverage10ForWarning
         self.fullAverage10ForCritical = fullAverage10ForCritical
@@ -35,25 +34,5 @@ public struct StallThresholds: Hashable, Sendable {
         if stall.full.average10 >= fullAverage10ForCritical { return .critical }
         if stall.some.average10 >= someAverage10ForWarning { return .warning }
         return .normal
-    }
-}
-
-/// A stall threshold that is not a percentage of time the kernel can report.
-public struct StallThresholdsError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// A threshold, named as the PSI file names its figure.
-    public enum Threshold: String, Hashable, Sendable {
-        /// ``StallThresholds/someAverage10ForWarning``.
-        case someAverage10 = "some avg10"
-        /// ``StallThresholds/fullAverage10ForCritical``.
-        case fullAverage10 = "full avg10"
-    }
-
-    /// Which threshold is out of range.
-    public let threshold: Threshold
-    /// The percentage given.
-    public let percent: Double
-
-    public var description: String {
-        "stall threshold \(threshold.rawValue) \(percent)% is out of range; expected a percentage greater than 0 and at most 100"
     }
 }

@@ -25,9 +25,9 @@ public struct StallTrigger: Hashable, Sendable, CustomStringConvertible {
 
     /// A trigger of `stall` per `window`, checked against the kernel's limits: the window within
     /// 500 ms to 10 s, the stall positive and no longer than the window.
-    public init(_ kind: Kind = .some, stall: Duration, window: Duration) throws(StallTriggerError) {
+    public init(_ kind: Kind = .some, stall: Duration, window: Duration) throws(MemoryPressureError) {
         guard Self.windowRange.contains(window), stall > .zero, stall <= window else {
-            throw StallTriggerError(stall: stall, window: window)
+            throw .stallTriggerOutOfRange(stall: stall, window: window)
         }
         self.kind = kind
         self.stall = stall
@@ -50,18 +50,5 @@ public struct StallTrigger: Hashable, Sendable, CustomStringConvertible {
 
     private static func microseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds * 1_000_000 + duration.components.attoseconds / 1_000_000_000_000
-    }
-}
-
-/// A PSI trigger outside the kernel's limits.
-public struct StallTriggerError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The stall time given.
-    public let stall: Duration
-    /// The window given.
-    public let window: Duration
-
-    public var description: String {
-        "stall trigger of \(stall) per \(window) window is out of range; expected a window from 500 ms to 10 s "
-            + "(a multiple of 2 s for unprivileged processes) and a stall greater than zero and at most the window"
     }
 }

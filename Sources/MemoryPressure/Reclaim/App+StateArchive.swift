@@ -7,13 +7,13 @@ extension App {
     ///
     /// The state is encoded as JSON and written atomically; when the write fails, the state saved
     /// before is kept and the error says why.
-    public nonisolated func saveState<State: Encodable>(_ state: State) throws(StateArchiveError) {
-        guard let stateArchive else { throw StateArchiveError(app: identifier, problem: .noArchive) }
+    public nonisolated func saveState<State: Encodable>(_ state: State) throws(MemoryPressureError) {
+        guard let stateArchive else { throw .noStateArchive(app: identifier) }
         let bytes: [UInt8]
         do {
             bytes = Array(try JSONEncoder().encode(state))
         } catch {
-            throw StateArchiveError(app: identifier, problem: .encodingFailed("\(error)"))
+            throw .stateEncodingFailed(app: identifier, reason: "\(error)")
         }
         try stateArchive.save(bytes, for: identifier)
     }
@@ -34,12 +34,12 @@ extension App {
 
 extension LaunchOptions {
     /// The restored state decoded as `State`, or nil when there is none.
-    public func restoredState<State: Decodable>(as type: State.Type) throws(StateArchiveError) -> State? {
+    public func restoredState<State: Decodable>(as type: State.Type) throws(MemoryPressureError) -> State? {
         guard let restoredState else { return nil }
         do {
             return try JSONDecoder().decode(type, from: Data(restoredState))
         } catch {
-            throw StateArchiveError(app: nil, problem: .decodingFailed("\(error)"))
+            throw .stateDecodingFailed(reason: "\(error)")
         }
     }
 }

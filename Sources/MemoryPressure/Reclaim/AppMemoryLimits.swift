@@ -14,12 +14,12 @@ public struct AppMemoryLimits: Hashable, Sendable {
         public static let none = Limit(checkedSoft: nil, hard: nil)
 
         /// Limits checked to be positive, with the soft one below the hard one.
-        public init(softBytes: Int? = nil, hardBytes: Int? = nil) throws(AppMemoryLimitsError) {
+        public init(softBytes: Int? = nil, hardBytes: Int? = nil) throws(MemoryPressureError) {
             for (name, value) in [("soft", softBytes), ("hard", hardBytes)] {
-                if let value, value <= 0 { throw AppMemoryLimitsError(limit: name, bytes: value, problem: .notPositive) }
+                if let value, value <= 0 { throw .appLimitNotPositive(name, bytes: value) }
             }
             if let softBytes, let hardBytes, softBytes >= hardBytes {
-                throw AppMemoryLimitsError(limit: "soft", bytes: softBytes, problem: .notBelowHard(hardBytes))
+                throw .appSoftLimitNotBelowHard(softBytes: softBytes, hardBytes: hardBytes)
             }
             self.init(checkedSoft: softBytes, hard: hardBytes)
         }
@@ -50,33 +50,6 @@ public struct AppMemoryLimits: Hashable, Sendable {
         case .active, .inactive: foreground
         case .background, .suspended: background
         case .notRunning: nil
-        }
-    }
-}
-
-/// A per-app limit that was rejected.
-public struct AppMemoryLimitsError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// What is wrong with it.
-    public enum Problem: Hashable, Sendable {
-        /// Zero or negative.
-        case notPositive
-        /// The soft limit is not below the hard limit, given here.
-        case notBelowHard(Int)
-    }
-
-    /// Which limit: "soft" or "hard".
-    public let limit: String
-    /// The value given.
-    public let bytes: Int
-    /// What is wrong with it.
-    public let problem: Problem
-
-    public var description: String {
-        switch problem {
-        case .notPositive:
-            "per-app \(limit) limit of \(bytes) bytes is not positive; expected 1 byte or more"
-        case .notBelowHard(let hard):
-            "per-app soft limit of \(bytes) bytes is not below the hard limit of \(hard) bytes; expected soft < hard"
         }
     }
 }

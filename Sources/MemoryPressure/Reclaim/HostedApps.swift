@@ -11,9 +11,9 @@ final class HostedApps: Sendable {
     private let entries = Mutex<[AppIdentifier: Entry]>([:])
 
     /// Adds the app `make` returns under `identifier`, unless one is there already.
-    func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemorySystemError) -> App {
-        try entries.withLock { entries throws(MemorySystemError) in
-            guard entries[identifier] == nil else { throw MemorySystemError(.duplicateApp(identifier)) }
+    func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemoryPressureError) -> App {
+        try entries.withLock { entries throws(MemoryPressureError) in
+            guard entries[identifier] == nil else { throw .duplicateApp(identifier) }
             let app = make()
             entries[identifier] = Entry(app: app, limits: limits)
             return app

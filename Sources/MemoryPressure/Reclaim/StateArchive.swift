@@ -22,9 +22,9 @@ public final class StateArchive: Sendable {
     static let temporaryFileName: FilePath.Component = "state.tmp"
 
     /// An archive in `directory`, created (mode 0700, parents included) when missing.
-    public init(directory: FilePath) throws(StateArchiveError) {
+    public init(directory: FilePath) throws(MemoryPressureError) {
         guard !directory.isEmpty else {
-            throw StateArchiveError(app: nil, problem: .unusableDirectory(reason: "the path is empty"), path: directory)
+            throw .stateArchiveUnusable(app: nil, reason: "the path is empty", path: directory)
         }
         try Self.makeDirectory(directory, app: nil, creatingParents: true)
         self.directory = directory
@@ -32,15 +32,15 @@ public final class StateArchive: Sendable {
 
     /// Saves `bytes` as `app`'s state, replacing what was saved before only once the new state is
     /// safely on disk.
-    public func save(_ bytes: [UInt8], for app: AppIdentifier) throws(StateArchiveError) {
+    public func save(_ bytes: [UInt8], for app: AppIdentifier) throws(MemoryPressureError) {
         let appDirectory = directory.appending(app.rawValue)
         try Self.makeDirectory(appDirectory, app: app, creatingParents: false)
         let temporary = appDirectory.appending(Self.temporaryFileName)
         let final = appDirectory.appending(Self.fileName)
         let contents = StateArchiveFormat.encode(bytes)
 
-        func failed(_ operation: String, _ error: any Error, at path: FilePath) -> StateArchiveError {
-            StateArchiveError(app: app, problem: .writeFailed(operation: operation, error as? Errno ?? .ioError), path: path)
+        func failed(_ operation: String, _ error: any Error, at path: FilePath) -> MemoryPressureError {
+            .stateWriteFailed(app: app, operation: operation, errno: error as? Errno ?? .ioError, path: path)
         }
         do {
             let file = try FileDescriptor.open(
@@ -69,7 +69,7 @@ public final class StateArchive: Sendable {
 
     /// `app`'s saved state, or nil when it has none. Throws when a state exists but cannot be read
     /// or is damaged.
-    public func load(for app: AppIdentifier) throws(StateArchiveError) -> [UInt8]? {
+    public func load(for app: AppIdentifier) throws(MemoryPressureError) -> [UInt8]? {
         let path = directory.appending(app.rawValue).appending(Self.fileName)
         let contents: [UInt8]
         do {
@@ -78,12 +78,12 @@ public final class StateArchive: Sendable {
         } catch Errno.noSuchFileOrDirectory {
             return nil
         } catch {
-            throw StateArchiveError(app: app, problem: .unreadable(error as? Errno ?? .ioError), path: path)
+            throw .stateUnreadable(app: app, errno: error as? Errno ?? .ioError, path: path)
         }
         do throws(StateArchiveFormat.Damage) {
             return try StateArchiveFormat.decode(contents)
         } catch {
-            throw StateArchiveError(app: app, problem: .corrupt(reason: error.reason), path: path)
+            throw .stateCorrupt(app: app, reason: error.reason, path: path)
         }
     }
 
@@ -93,11 +93,11 @@ public final class StateArchive: Sendable {
     }
 
     /// Creates `path` with mode 0700 unless it is already a directory.
-    private static func makeDirectory(_ path: FilePath, app: AppIdentifier?, creatingParents: Bool) throws(StateArchiveError) {
+    private static func makeDirectory(_ path: FilePath, app: AppIdentifier?, creatingParents: Bool) throws(MemoryPressureError) {
         var status = stat()
         if stat(path.string, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFDIR else {
-                throw StateArchiveError(app: app, problem: .unusableDirectory(reason: "it is not a directory"), path: path)
+                throw .stateArchiveUnusable(app: app, reason: "it is not a directory", path: path)
             }
             return
         }
@@ -107,7 +107,7 @@ public final class StateArchive: Sendable {
         }
         guard mkdir(path.string, 0o700) == 0 || errno == EEXIST else {
             let reason = "mkdir failed: \(Errno(rawValue: errno))"
-            throw StateArchiveError(app: app, problem: .unusableDirectory(reason: reason), path: path)
+            throw .stateArchiveUnusable(app: app, reason: reason, path: path)
         }
     }
 

@@ -5,8 +5,8 @@ public enum DurationParser {
 
     /// Parses `text`: a non-negative number (with an optional fraction) followed by a unit, which is
     /// required; a space between them is allowed.
-    public static func parse(_ text: String) throws(UnitParseError) -> Duration {
-        let failure = UnitParseError(quantity: "duration", text: text, expected: form)
+    public static func parse(_ text: String) throws(MemoryPressureError) -> Duration {
+        let failure = MemoryPressureError.unparsable(quantity: "duration", text: text, expected: form)
         let trimmed = Substring(text).trimmingPrefixAndSuffixWhitespace()
         let number = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
         let unit = trimmed.dropFirst(number.count).trimmingPrefixAndSuffixWhitespace()

@@ -35,7 +35,7 @@ final class AppRootController: ViewController {
     init(
         identifier: AppIdentifier, profile: AppProfile, launch: Int, restored: SavedState?,
         heap: AppHeap, journal: AppJournal, generator: SeededGenerator
-    ) throws(CacheError) {
+    ) throws(MemoryPressureError) {
         self.identifier = identifier
         self.profile = profile
         self.launch = launch
@@ -50,7 +50,7 @@ final class AppRootController: ViewController {
             name: "\(identifier).\(profile.cache.kind.rawValue)", owner: identifier, category: profile.cache.kind.category,
             costLimit: max(profile.cache.limitBytes, 1), payloadLocation: .appHeap
         )
-        screens = try (0 ..< profile.screens).map { index throws(CacheError) in
+        screens = try (0 ..< profile.screens).map { index throws(MemoryPressureError) in
             let store = try profile.backingStoreBytes >= 4
                 ? BackingStore(width: profile.backingStoreBytes / 4, height: 1, in: heap, render: touchEveryPage)
                 : nil
@@ -71,7 +71,7 @@ final class AppRootController: ViewController {
     /// Puts the screen the state names on show.
     func showCurrentScreen() {
         guard !screens.isEmpty else { return }
-        attempt { () throws(AppHeapError) in try screens[state.screen % screens.count].show() }
+        attempt { () throws(MemoryPressureError) in try screens[state.screen % screens.count].show() }
     }
 
     // MARK: Activity
@@ -84,7 +84,7 @@ final class AppRootController: ViewController {
         while cacheCredit >= Double(nextEntryBytes) {
             cacheCredit -= Double(nextEntryBytes)
             if let buffer = allocate(nextEntryBytes) {
-                attempt { () throws(CacheError) in try cache.setValue(buffer, forKey: state.cacheEntries, cost: buffer.byteCount) }
+                attempt { () throws(MemoryPressureError) in try cache.setValue(buffer, forKey: state.cacheEntries, cost: buffer.byteCount) }
             }
             state.cacheEntries += 1
             nextEntryBytes = generator.uniform(in: profile.cache.entryBytes)
@@ -164,7 +164,7 @@ final class AppRootController: ViewController {
 
     /// The delegate's answer to a memory warning: keep the profile's fraction of the cache.
     func trimCacheForWarning() {
-        attempt { () throws(CacheError) in try cache.trim(toFraction: profile.keptOnWarning) }
+        attempt { () throws(MemoryPressureError) in try cache.trim(toFraction: profile.keptOnWarning) }
     }
 
     /// Records that controller `number` heard the warning being delivered.
@@ -191,7 +191,7 @@ final class AppRootController: ViewController {
             buffer.withUnsafeMutableBytes(touchPages)
             return buffer
         } catch {
-            if case .allocator = error { journal.recordError("\(identifier) could not allocate \(ByteCount(bytes)): \(error)") }
+            if error.code == .allocationFailed { journal.recordError("\(identifier) could not allocate \(ByteCount(bytes)): \(error)") }
             return nil
         }
     }
@@ -199,8 +199,8 @@ final class AppRootController: ViewController {
     private func attempt<Failure: Error>(_ body: () throws(Failure) -> Void) {
         do {
             try body()
-        } catch let error as AppHeapError {
-            if case .allocator = error { journal.recordError("\(identifier): \(error)") }
+        } catch let error as MemoryPressureError where error.code == .heapClosed {
+            // The app was terminated: nothing to record.
         } catch {
             journal.recordError("\(identifier): \(error)")
         }

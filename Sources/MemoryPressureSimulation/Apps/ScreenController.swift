@@ -19,7 +19,7 @@ final class ScreenController: ViewController {
     }
 
     /// Puts the screen on show and renders it.
-    func show() throws(AppHeapError) {
+    func show() throws(MemoryPressureError) {
         isVisible = true
         store?.isVisible = true
         _ = view
@@ -33,7 +33,7 @@ final class ScreenController: ViewController {
     }
 
     /// Draws the screen, rendering its store again if it was released.
-    func render() throws(AppHeapError) {
+    func render() throws(MemoryPressureError) {
         _ = try store?.withPixels { $0.count }
     }
 

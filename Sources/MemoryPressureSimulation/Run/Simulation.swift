@@ -167,7 +167,7 @@ public final class Simulation: Sendable {
     }
 
     /// Runs the ladder, or with the manager off only the monitor, until cancelled.
-    private func runSystem(_ system: MemorySystem) async throws(PressureMonitorError) {
+    private func runSystem(_ system: MemorySystem) async throws(MemoryPressureError) {
         guard !options.manager else {
             try await system.run()
             return

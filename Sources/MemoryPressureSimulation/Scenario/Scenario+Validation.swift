@@ -36,12 +36,12 @@ extension Scenario {
         do {
             _ = try MemoryBudget(totalBytes: bytes, limits: limits)
         } catch {
-            guard case .exceedsLimit(_, let limitBytes, let limitName) = error.problem else {
+            guard let limit = error.exceededLimit else {
                 throw ScenarioError(source: source, field: field, problem: "\(bytes) bytes is not positive", expected: "at least \(ByteCount(minimum))")
             }
             throw ScenarioError(
-                source: source, field: field, problem: "\(ByteCount(bytes)) exceeds \(limitName) of \(ByteCount(limitBytes))",
-                expected: "\(ByteCount(minimum)) to \(ByteCount(limitBytes))"
+                source: source, field: field, problem: "\(ByteCount(bytes)) exceeds \(limit.name) of \(ByteCount(limit.bytes))",
+                expected: "\(ByteCount(minimum)) to \(ByteCount(limit.bytes))"
             )
         }
         guard bytes >= minimum else {

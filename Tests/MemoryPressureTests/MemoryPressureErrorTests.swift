@@ -1,0 +1,31 @@
+@testable import MemoryPressure
+import SystemPackage
+import Testing
+
+struct MemoryPressureErrorTests {
+    @Test func everyCodeHasADistinctDescription() {
+        let codes = MemoryPressureError.Code.all
+        #expect(codes.count == 22)
+        #expect(Set(codes.map(\.description)).count == codes.count)
+        #expect(Set(codes).count == codes.count)
+        #expect(MemoryPressureError.Code.invalidBudget.description == "invalidBudget")
+    }
+
+    @Test func errorsWithTheSameCodeAndMessageAreEqual() {
+        let first = MemoryPressureError.duplicateApp(.test("twice"))
+        let second = MemoryPressureError.duplicateApp(.test("twice"))
+        #expect(first == second)
+        #expect(first.hashValue == second.hashValue)
+        #expect(Set([first, second]).count == 1)
+        // Only the code and the message are compared.
+        let withErrno = MemoryPressureError(.stateWriteFailed, "the same message", errno: .noSpace)
+        let withoutErrno = MemoryPressureError(.stateWriteFailed, "the same message")
+        #expect(withErrno == withoutErrno)
+        #expect(withErrno.hashValue == withoutErrno.hashValue)
+    }
+
+    @Test func errorsDifferingInCodeOrMessageAreNotEqual() {
+        #expect(MemoryPressureError.duplicateApp(.test("one")) != .duplicateApp(.test("other")))
+        #expect(MemoryPressureError(.stateCorrupt, "message") != MemoryPressureError(.stateUnreadable, "message"))
+    }
+}
