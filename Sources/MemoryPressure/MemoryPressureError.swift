@@ -397,6 +397,18 @@ extension MemoryPressureError {
     }
 }
 
+extension MemoryPressureError {
+    /// jemalloc could not make a heap (an arena) for `app`.
+    static func heapUnavailable(_ error: JemallocError, app: AppIdentifier) -> Self {
+        Self(
+            .allocationFailed,
+            "cannot make a heap for app \(app): \(error)",
+            app: app,
+            errno: error.errno == 0 ? nil : Errno(rawValue: error.errno)
+        )
+    }
+}
+
 // MARK: - State archive
 
 extension MemoryPressureError {

@@ -40,7 +40,7 @@ public final class MemorySystem: Sendable {
     /// sample and every announcement of the level.
     public let monitor: PressureMonitor
     /// Every app's heap, caches and stores.
-    public let registry = PurgeRegistry()
+    package let registry = PurgeRegistry()
     /// Where apps save their state, when the configuration names a directory.
     public let stateArchive: StateArchive?
     /// The lifecycle events of every app the system hosts.
@@ -116,6 +116,27 @@ public final class MemorySystem: Sendable {
     /// cache, owned by ``AppIdentifier/service``) is purged per its category at every raised level.
     public func register(_ cache: any Purgeable) {
         registry.register(cache)
+    }
+
+    /// `identifier`'s heap, made on first use: where the app's cache payloads and backing stores
+    /// live, counted exactly as they are allocated and returned at once when the app is terminated.
+    ///
+    /// - Parameter identifier: The app (or ``AppIdentifier/service``) the heap belongs to.
+    /// - Returns: The heap; a terminated app gets a new one on its next use.
+    /// - Throws: ``MemoryPressureError`` (`allocationFailed`) when jemalloc cannot make the heap's
+    ///   arena.
+    public func heap(for identifier: AppIdentifier) throws(MemoryPressureError) -> AppHeap {
+        do {
+            return try registry.heap(for: identifier)
+        } catch {
+            throw .heapUnavailable(error, app: identifier)
+        }
+    }
+
+    /// Registers `store` (a backing store) under `owner`: released when the owner enters the
+    /// background, and under pressure when its view is not visible.
+    public func register(_ store: any ReleasableStore, owner: AppIdentifier) {
+        registry.register(store, owner: owner)
     }
 
     // MARK: Records

@@ -1,4 +1,4 @@
-import MemoryPressure
+@testable import MemoryPressure
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

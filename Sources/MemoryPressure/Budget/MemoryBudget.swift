@@ -22,11 +22,20 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         case automatic(ratio: Double = 0.9)
     }
 
+    /// A budget of `totalBytes`, checked to be positive and to fit in this machine's memory and
+    /// the process's cgroup limit.
+    ///
+    /// - Throws: ``MemoryPressureError`` (`invalidBudget`) when `totalBytes` is zero or negative or
+    ///   larger than the machine or the cgroup allows.
+    public init(totalBytes: Int, thresholds: Thresholds = .standard) throws(MemoryPressureError) {
+        try self.init(totalBytes: totalBytes, thresholds: thresholds, limits: .current())
+    }
+
     /// A budget of `totalBytes`, checked to be positive and to fit in `limits`.
-    public init(
+    package init(
         totalBytes: Int,
         thresholds: Thresholds = .standard,
-        limits: MemoryLimits = .current()
+        limits: MemoryLimits
     ) throws(MemoryPressureError) {
         guard totalBytes > 0 else { throw .budgetNotPositive(bytes: totalBytes) }
         let ceiling = limits.ceiling
@@ -37,12 +46,21 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         self.thresholds = thresholds
     }
 
-    /// A budget written as a size, such as `512MiB`, `2GiB`, `1.5G` or `800000000` (see
-    /// ``ByteCount/init(parsing:)``).
-    public init(
+    /// A budget written as a size, such as `512MiB`, `2GiB`, `1.5G` or `800000000`: a number with
+    /// an optional unit, `K`, `M`, `G`, `T` or `KiB`, `MiB`, `GiB`, `TiB` for powers of 1024 and
+    /// `KB`, `MB`, `GB`, `TB` for powers of 1000.
+    ///
+    /// - Throws: ``MemoryPressureError`` (`unparsableValue`, `invalidBudget`) when the text is not a
+    ///   size, or the size is not a valid budget here.
+    public init(parsing text: String, thresholds: Thresholds = .standard) throws(MemoryPressureError) {
+        try self.init(parsing: text, thresholds: thresholds, limits: .current())
+    }
+
+    /// A budget written as a size, checked against `limits`.
+    package init(
         parsing text: String,
         thresholds: Thresholds = .standard,
-        limits: MemoryLimits = .current()
+        limits: MemoryLimits
     ) throws(MemoryPressureError) {
         let size: ByteCount
         do {
@@ -53,11 +71,20 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         try self.init(totalBytes: size.bytes, thresholds: thresholds, limits: limits)
     }
 
+    /// Resolves a budget from `source` against this machine's memory and the process's cgroup.
+    ///
+    /// - Throws: ``MemoryPressureError`` (`invalidBudget`, `noControlGroupLimit`) when the ratio is
+    ///   out of range, the source needs a cgroup limit there is none of, or the result is not a
+    ///   valid budget.
+    public static func resolve(_ source: Source, thresholds: Thresholds = .standard) throws(MemoryPressureError) -> MemoryBudget {
+        try resolve(source, thresholds: thresholds, limits: .current())
+    }
+
     /// Resolves a budget from `source` against `limits`.
-    public static func resolve(
+    package static func resolve(
         _ source: Source,
         thresholds: Thresholds = .standard,
-        limits: MemoryLimits = .current()
+        limits: MemoryLimits
     ) throws(MemoryPressureError) -> MemoryBudget {
         func scaled(_ bytes: Int, by ratio: Double) throws(MemoryPressureError) -> Int {
             guard ratio > 0, ratio <= 1 else { throw .budgetRatioOutOfRange(ratio) }

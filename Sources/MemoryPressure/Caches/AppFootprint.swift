@@ -6,7 +6,7 @@ public struct AppFootprint: Hashable, Sendable {
     public var declaredBytesOutsideHeap: Int
 
     /// A footprint of these parts, in bytes.
-    public init(heapBytes: Int, declaredBytesOutsideHeap: Int) {
+    package init(heapBytes: Int, declaredBytesOutsideHeap: Int) {
         self.heapBytes = heapBytes
         self.declaredBytesOutsideHeap = declaredBytesOutsideHeap
     }

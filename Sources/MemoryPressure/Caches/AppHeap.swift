@@ -12,7 +12,7 @@ public final class AppHeap: Sendable {
     /// The app the heap belongs to.
     public let app: AppIdentifier
     /// The arena the heap allocates in.
-    public let arena: Arena
+    package let arena: Arena
 
     private struct State {
         var isClosed = false
@@ -24,7 +24,7 @@ public final class AppHeap: Sendable {
     private let allocated = Atomic<Int>(0)
 
     /// Creates a heap for `app` in a new arena.
-    public init(app: AppIdentifier) throws(JemallocError) {
+    package init(app: AppIdentifier) throws(JemallocError) {
         self.app = app
         arena = try Arena.create()
     }
@@ -52,15 +52,15 @@ public final class AppHeap: Sendable {
     public var allocatedBytes: Int { allocated.load(ordering: .relaxed) }
 
     /// The number of buffers alive now.
-    public var liveBufferCount: Int { state.withLock { $0.liveBuffers } }
+    package var liveBufferCount: Int { state.withLock { $0.liveBuffers } }
 
     /// The arena's statistics as of the last ``Jemalloc/advanceEpoch()``.
-    public func statistics() throws(JemallocError) -> ArenaStatistics {
+    package func statistics() throws(JemallocError) -> ArenaStatistics {
         try arena.statistics()
     }
 
     /// Returns the arena's freed pages to the operating system now.
-    public func purge() throws(JemallocError) {
+    package func purge() throws(JemallocError) {
         try state.withLock { state throws(JemallocError) in
             guard !state.isDestroyed else { return }
             try arena.purge()
@@ -70,7 +70,7 @@ public final class AppHeap: Sendable {
     /// Stops making buffers; destroys the arena now if no buffer is alive, otherwise as soon as the
     /// last one is freed. Returns whether the arena is destroyed on return.
     @discardableResult
-    public func close() -> Bool {
+    package func close() -> Bool {
         state.withLock { state in
             state.isClosed = true
             destroyIfUnreachable(&state)
@@ -79,7 +79,7 @@ public final class AppHeap: Sendable {
     }
 
     /// Whether the arena has been destroyed.
-    public var isDestroyed: Bool { state.withLock { $0.isDestroyed } }
+    package var isDestroyed: Bool { state.withLock { $0.isDestroyed } }
 
     /// Called by a buffer after it has freed its bytes (or by a failed allocation).
     func bufferFreed(byteCount: Int) {

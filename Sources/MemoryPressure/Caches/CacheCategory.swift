@@ -57,7 +57,7 @@ public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The action for `event`.
-    public func action(for event: PurgeEvent) -> PurgeAction {
+    package func action(for event: PurgeEvent) -> PurgeAction {
         switch event {
         case .enteringBackground: onEnteringBackground
         case .warning: onWarning

@@ -8,7 +8,7 @@ public enum PurgeEvent: Hashable, Sendable, CaseIterable, CustomStringConvertibl
     case critical
 
     /// The event a pressure level calls for: none at `normal`.
-    public init?(_ level: PressureLevel) {
+    package init?(_ level: PressureLevel) {
         switch level {
         case .normal: return nil
         case .warning: self = .warning

@@ -4,7 +4,7 @@ import Synchronization
 /// Every app's heap, caches and stores, so the system can measure each app and purge them by event.
 ///
 /// Caches and stores are held weakly: they stay registered while their owners keep them.
-public final class PurgeRegistry: Sendable {
+package final class PurgeRegistry: Sendable {
     private struct WeakCache {
         weak var cache: (any Purgeable)?
     }
@@ -27,10 +27,10 @@ public final class PurgeRegistry: Sendable {
     private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
 
     /// An empty registry.
-    public init() {}
+    package init() {}
 
     /// `app`'s heap, created on first use.
-    public func heap(for app: AppIdentifier) throws(JemallocError) -> AppHeap {
+    package func heap(for app: AppIdentifier) throws(JemallocError) -> AppHeap {
         try apps.withLock { apps throws(JemallocError) -> AppHeap in
             if let heap = apps[app]?.heap { return heap }
             let heap = try AppHeap(app: app)
@@ -40,7 +40,7 @@ public final class PurgeRegistry: Sendable {
     }
 
     /// Registers `cache` under its owner.
-    public func register(_ cache: any Purgeable) {
+    package func register(_ cache: any Purgeable) {
         apps.withLock { apps in
             apps[cache.owner, default: AppEntries()].prune()
             apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
@@ -48,7 +48,7 @@ public final class PurgeRegistry: Sendable {
     }
 
     /// Registers `store` under `app`.
-    public func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
+    package func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
         apps.withLock { apps in
             apps[app, default: AppEntries()].prune()
             apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
@@ -59,18 +59,18 @@ public final class PurgeRegistry: Sendable {
     package var owners: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
 
     /// `app`'s live caches.
-    public func caches(of app: AppIdentifier) -> [any Purgeable] {
+    package func caches(of app: AppIdentifier) -> [any Purgeable] {
         apps.withLock { $0[app]?.caches.compactMap(\.cache) ?? [] }
     }
 
     /// `app`'s live stores.
-    public func stores(of app: AppIdentifier) -> [any ReleasableStore] {
+    package func stores(of app: AppIdentifier) -> [any ReleasableStore] {
         apps.withLock { $0[app]?.stores.compactMap(\.store) ?? [] }
     }
 
     /// `app`'s footprint: its heap's live bytes (kept as buffers come and go, so current without an
     /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere.
-    public func footprint(of app: AppIdentifier) -> AppFootprint {
+    package func footprint(of app: AppIdentifier) -> AppFootprint {
         let heapBytes = apps.withLock { $0[app]?.heap?.allocatedBytes } ?? 0
         let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0 + $1.totalCost }
         return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
@@ -134,7 +134,7 @@ public final class PurgeRegistry: Sendable {
     /// still alive in it can be watched, or nil when the app had none. A later ``heap(for:)`` makes
     /// the app a new heap.
     @discardableResult
-    public func removeApp(_ app: AppIdentifier) -> AppHeap? {
+    package func removeApp(_ app: AppIdentifier) -> AppHeap? {
         let heap = apps.withLock { $0.removeValue(forKey: app)?.heap }
         heap?.close()
         return heap

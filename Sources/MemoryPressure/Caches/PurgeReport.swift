@@ -35,15 +35,15 @@ public struct PurgeReport: Sendable {
     /// Every cache and store that released something.
     public var entries: [Entry] = []
     /// For each affected app with a heap, how far its heap's allocated bytes fell.
-    public var heapBytesReturned: [AppIdentifier: Int] = [:]
+    package var heapBytesReturned: [AppIdentifier: Int] = [:]
     /// Arena purges jemalloc refused; the bytes were freed but their pages may linger until decay.
-    public var arenaPurgeFailures: [JemallocError] = []
+    package var arenaPurgeFailures: [JemallocError] = []
 
     /// The bytes released across all entries.
     public var releasedBytes: Int { entries.reduce(0) { $0 + $1.releasedBytes } }
 
     /// The bytes released by `app`'s caches and stores.
-    public func releasedBytes(of app: AppIdentifier) -> Int {
+    package func releasedBytes(of app: AppIdentifier) -> Int {
         entries.lazy.filter { $0.app == app }.reduce(0) { $0 + $1.releasedBytes }
     }
 }

@@ -135,7 +135,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     public var count: Int { entries.withLock { $0.count } }
 
     /// The keys from the least to the most recently used: the order of eviction.
-    public var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
+    package var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
 
     @inlinable
     func exceedsLimits(count: Int, totalCost: Int) -> Bool {

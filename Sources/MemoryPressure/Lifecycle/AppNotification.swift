@@ -41,7 +41,7 @@ public struct AppNotification: Hashable, Sendable {
 
     /// This notification merged with a `later` one of the same name: the later's name, the net
     /// payload (`NotificationPayload.coalesced(with:)`) and the sum of their post counts.
-    public func coalesced(with later: AppNotification) -> AppNotification {
+    func coalesced(with later: AppNotification) -> AppNotification {
         var merged = later
         merged.payload = payload.coalesced(with: later.payload)
         merged.postCount = postCount + later.postCount
@@ -63,7 +63,7 @@ public enum NotificationPayload: Hashable, Sendable {
 
     /// The net change of this payload followed by `later`: deltas add up; otherwise the later
     /// payload wins (it describes the state the app resumes into).
-    public func coalesced(with later: NotificationPayload) -> NotificationPayload {
+    func coalesced(with later: NotificationPayload) -> NotificationPayload {
         guard case .delta(let first) = self, case .delta(let second) = later else { return later }
         let (sum, overflow) = first.addingReportingOverflow(second)
         guard overflow else { return .delta(sum) }

@@ -1,5 +1,5 @@
 /// The lifecycle transitions the system asks of an app.
-public enum LifecycleTransition: String, Hashable, Sendable, CustomStringConvertible {
+package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConvertible {
     /// ``App/launch(options:)``.
     case launch
     /// ``App/activate()``.
@@ -18,5 +18,5 @@ public enum LifecycleTransition: String, Hashable, Sendable, CustomStringConvert
     case beginBackgroundTask
 
     /// The transition's name, as error messages give it.
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

@@ -1,19 +1,19 @@
 import SystemPackage
 
 /// The process's own cgroup v2 directory, and the memory files the kernel keeps in it.
-public struct ControlGroup: Hashable, Sendable {
+package struct ControlGroup: Hashable, Sendable {
     /// The cgroup's directory, for example `/sys/fs/cgroup/system.slice/app.service`.
-    public let directory: FilePath
+    package let directory: FilePath
 
     /// The cgroup at `directory`.
-    public init(directory: FilePath) {
+    package init(directory: FilePath) {
         self.directory = directory
     }
 
     /// Finds the calling process's cgroup v2 directory from `/proc/self/cgroup` and the cgroup2
     /// mount in `/proc/self/mountinfo`. Throws when the process has no cgroup v2 membership or no
     /// cgroup2 file system is mounted.
-    public static func current() throws(MemoryPressureError) -> ControlGroup {
+    package static func current() throws(MemoryPressureError) -> ControlGroup {
         let membershipPath: FilePath = "/proc/self/cgroup"
         let mountsPath: FilePath = "/proc/self/mountinfo"
         let membership = try KernelFile.read(membershipPath)
@@ -27,7 +27,7 @@ public struct ControlGroup: Hashable, Sendable {
     }
 
     /// `memory.current`: bytes the cgroup uses now, page cache included.
-    public func currentBytes() throws(MemoryPressureError) -> Int {
+    package func currentBytes() throws(MemoryPressureError) -> Int {
         try KernelFile.parseBytes(path("memory.current"), capacity: Self.byteCountCapacity, Self.parseByteCount(_:))
     }
 
@@ -44,17 +44,17 @@ public struct ControlGroup: Hashable, Sendable {
     }
 
     /// `memory.max`: the hard limit, beyond which the kernel's OOM killer acts.
-    public func maximum() throws(MemoryPressureError) -> CgroupLimit {
+    package func maximum() throws(MemoryPressureError) -> CgroupLimit {
         try KernelFile.parse(path("memory.max"), CgroupLimit.init(parsing:))
     }
 
     /// `memory.high`: the throttling limit, beyond which the kernel reclaims aggressively.
-    public func high() throws(MemoryPressureError) -> CgroupLimit {
+    package func high() throws(MemoryPressureError) -> CgroupLimit {
         try KernelFile.parse(path("memory.high"), CgroupLimit.init(parsing:))
     }
 
     /// `memory.pressure`: the cgroup's own PSI file.
-    public var memoryPressurePath: FilePath { path("memory.pressure") }
+    package var memoryPressurePath: FilePath { path("memory.pressure") }
 
     func path(_ file: String) -> FilePath {
         directory.appending(file)
@@ -114,14 +114,14 @@ public struct ControlGroup: Hashable, Sendable {
 }
 
 /// A cgroup memory limit: a number of bytes, or `max` for none.
-public enum CgroupLimit: Hashable, Sendable, CustomStringConvertible {
+package enum CgroupLimit: Hashable, Sendable, CustomStringConvertible {
     /// No limit is set (the file reads `max`).
     case unlimited
     /// The limit in bytes.
     case bytes(Int)
 
     /// Parses the text of `memory.max` or `memory.high`.
-    public init?(parsing text: Substring) {
+    package init?(parsing text: Substring) {
         if text == "max" {
             self = .unlimited
         } else if let bytes = Int(text), bytes >= 0 {
@@ -132,11 +132,11 @@ public enum CgroupLimit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The limit in bytes, or nil when there is none.
-    public var byteCount: Int? {
+    package var byteCount: Int? {
         if case .bytes(let count) = self { count } else { nil }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unlimited: "max"
         case .bytes(let count): String(count)

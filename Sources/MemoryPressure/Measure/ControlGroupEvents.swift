@@ -12,7 +12,7 @@ public struct ControlGroupEvents: Hashable, Sendable {
     public var oomKill: Int
 
     /// Event counts as `memory.events` reports them.
-    public init(low: Int = 0, high: Int = 0, max: Int = 0, oom: Int = 0, oomKill: Int = 0) {
+    package init(low: Int = 0, high: Int = 0, max: Int = 0, oom: Int = 0, oomKill: Int = 0) {
         self.low = low
         self.high = high
         self.max = max
@@ -92,7 +92,7 @@ public struct ControlGroupEvents: Hashable, Sendable {
 
 extension ControlGroup {
     /// `memory.events`: how often the cgroup hit each of its limits.
-    public func events() throws(MemoryPressureError) -> ControlGroupEvents {
+    package func events() throws(MemoryPressureError) -> ControlGroupEvents {
         try KernelFile.parseBytes(path("memory.events"), capacity: ControlGroupEvents.fileCapacity) { ControlGroupEvents(parsing: $0) }
     }
 }

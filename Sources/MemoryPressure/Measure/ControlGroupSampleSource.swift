@@ -1,13 +1,13 @@
 /// The process's cgroup v2: `memory.current` and, where the cgroup has it, `memory.events`, kept
 /// open and re-read on each full sample.
-public struct ControlGroupSampleSource: MemorySampleSource {
+package struct ControlGroupSampleSource: MemorySampleSource {
     /// Names the cgroup's directory in log lines.
-    public let name: String
+    package let name: String
     private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>
 
     /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
     /// has no memory controller, every read reports why.
-    public init() {
+    package init() {
         do {
             self.init(group: try ControlGroup.current())
         } catch {
@@ -16,7 +16,7 @@ public struct ControlGroupSampleSource: MemorySampleSource {
     }
 
     /// The cgroup at a known directory.
-    public init(group: ControlGroup) {
+    package init(group: ControlGroup) {
         self.init(name: "cgroup \(group.directory)", files: Result { () throws(MemoryPressureError) in
             let current = try OpenKernelFile(group.path("memory.current"))
             do throws(MemoryPressureError) {
@@ -33,9 +33,9 @@ public struct ControlGroupSampleSource: MemorySampleSource {
         self.files = files
     }
 
-    public var depth: SampleDepth { .full }
+    package var depth: SampleDepth { .full }
 
-    public func read(into sample: inout MemorySample) throws {
+    package func read(into sample: inout MemorySample) throws {
         let files = try files.get()
         sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: files.current)
         if let events = files.events {

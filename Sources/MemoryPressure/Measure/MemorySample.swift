@@ -24,7 +24,7 @@ public struct MemorySample: Hashable, Sendable {
     public var samplingDuration: Duration?
 
     /// A sample taken at `time` with the figures given; the rest unknown.
-    public init(
+    package init(
         time: ContinuousClock.Instant,
         residentBytes: Int? = nil,
         cgroupCurrentBytes: Int? = nil,

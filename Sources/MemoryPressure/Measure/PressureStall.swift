@@ -16,7 +16,7 @@ public struct PressureStall: Hashable, Sendable {
         public var totalMicroseconds: UInt64
 
         /// Figures as a PSI line reports them.
-        public init(average10: Double, average60: Double, average300: Double, totalMicroseconds: UInt64) {
+        package init(average10: Double, average60: Double, average300: Double, totalMicroseconds: UInt64) {
             self.average10 = average10
             self.average60 = average60
             self.average300 = average300
@@ -30,16 +30,16 @@ public struct PressureStall: Hashable, Sendable {
     public var full: Figures
 
     /// Stall information from its two lines.
-    public init(some: Figures, full: Figures) {
+    package init(some: Figures, full: Figures) {
         self.some = some
         self.full = full
     }
 
     /// The system-wide memory PSI file.
-    public static let systemPath: FilePath = "/proc/pressure/memory"
+    package static let systemPath: FilePath = "/proc/pressure/memory"
 
     /// Reads the figures from `path`.
-    public static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
+    package static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
         try KernelFile.parseBytes(path, capacity: fileCapacity, parse(_:))
     }
 

@@ -2,28 +2,28 @@ import SystemPackage
 
 /// Memory pressure stall information: the cgroup's own `memory.pressure` where it has one, else
 /// the system's `/proc/pressure/memory`, kept open and re-read on each full sample.
-public struct PressureStallSampleSource: MemorySampleSource {
+package struct PressureStallSampleSource: MemorySampleSource {
     /// The PSI file read.
-    public let path: FilePath
+    package let path: FilePath
     private let file: Result<OpenKernelFile, MemoryPressureError>
 
     /// Reads the PSI file of the calling process's cgroup, or the system's when the cgroup's is not
     /// there.
-    public init() {
+    package init() {
         self.init(path: Self.preferredPath())
     }
 
     /// Reads the PSI file at `path`; when it cannot be opened, every read reports why.
-    public init(path: FilePath) {
+    package init(path: FilePath) {
         self.path = path
         file = Result { () throws(MemoryPressureError) in try OpenKernelFile(path) }
     }
 
-    public var name: String { path.string }
+    package var name: String { path.string }
 
-    public var depth: SampleDepth { .full }
+    package var depth: SampleDepth { .full }
 
-    public func read(into sample: inout MemorySample) throws {
+    package func read(into sample: inout MemorySample) throws {
         sample.pressureStall = try PressureStall.read(from: file.get())
     }
 

@@ -9,26 +9,26 @@ import SystemPackage
 ///
 /// Reading it costs about a microsecond, so it is the cheap figure to sample often; jemalloc's
 /// statistics say where the bytes are, this says how many the kernel charges the process for.
-public struct ProcessMemory: Hashable, Sendable {
+package struct ProcessMemory: Hashable, Sendable {
     /// Bytes of the process's pages that are resident in memory (RSS).
-    public var residentBytes: Int
+    package var residentBytes: Int
     /// Bytes of the process's virtual address space.
-    public var virtualBytes: Int
+    package var virtualBytes: Int
     /// Bytes of resident pages that are file-backed or shared.
-    public var sharedBytes: Int
+    package var sharedBytes: Int
 
     /// Figures in bytes.
-    public init(residentBytes: Int, virtualBytes: Int, sharedBytes: Int) {
+    package init(residentBytes: Int, virtualBytes: Int, sharedBytes: Int) {
         self.residentBytes = residentBytes
         self.virtualBytes = virtualBytes
         self.sharedBytes = sharedBytes
     }
 
     /// The path read: `/proc/self/statm`.
-    public static let statmPath: FilePath = "/proc/self/statm"
+    package static let statmPath: FilePath = "/proc/self/statm"
 
     /// Reads the calling process's figures now.
-    public static func current() throws(MemoryPressureError) -> ProcessMemory {
+    package static func current() throws(MemoryPressureError) -> ProcessMemory {
         try KernelFile.parseBytes(statmPath, capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
 

@@ -1,18 +1,18 @@
 /// The process's resident bytes from `/proc/self/statm`: the cheap figure read on every sample,
 /// through a descriptor kept open.
-public struct ProcessMemorySampleSource: MemorySampleSource {
+package struct ProcessMemorySampleSource: MemorySampleSource {
     private let statm: Result<OpenKernelFile, MemoryPressureError>
 
     /// Opens `/proc/self/statm`; when that fails, every read reports why.
-    public init() {
+    package init() {
         statm = Result { () throws(MemoryPressureError) in try OpenKernelFile(ProcessMemory.statmPath) }
     }
 
-    public var name: String { ProcessMemory.statmPath.string }
+    package var name: String { ProcessMemory.statmPath.string }
 
-    public var depth: SampleDepth { .cheap }
+    package var depth: SampleDepth { .cheap }
 
-    public func read(into sample: inout MemorySample) throws {
+    package func read(into sample: inout MemorySample) throws {
         sample.residentBytes = try ProcessMemory.read(from: statm.get()).residentBytes
     }
 }

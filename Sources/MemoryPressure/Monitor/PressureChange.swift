@@ -20,7 +20,7 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
     public var sample: MemorySample
 
     /// A change from `previous` to `level`, announced on `sample`.
-    public init(previous: PressureLevel, level: PressureLevel, kind: Kind, sample: MemorySample) {
+    package init(previous: PressureLevel, level: PressureLevel, kind: Kind, sample: MemorySample) {
         self.previous = previous
         self.level = level
         self.kind = kind

@@ -7,18 +7,18 @@
 ///   longer calls for it), and the fall is announced only once it has held for `settleTime`.
 /// - While the level stays at warning or critical, the announcement is repeated every
 ///   `repeatInterval`.
-public struct PressureLevelTracker: Sendable {
+package struct PressureLevelTracker: Sendable {
     /// The budget samples are judged against.
-    public var budget: MemoryBudget
+    package var budget: MemoryBudget
     /// Stall percentages that raise the level on their own; nil to ignore stall.
-    public var stallThresholds: StallThresholds?
+    package var stallThresholds: StallThresholds?
     /// How long a lower level must hold before the fall is announced.
-    public var settleTime: Duration
+    package var settleTime: Duration
     /// How long between repeated announcements at one level.
-    public var repeatInterval: Duration
+    package var repeatInterval: Duration
 
     /// The level last announced.
-    public private(set) var level: PressureLevel = .normal
+    package private(set) var level: PressureLevel = .normal
     /// When the level was last announced (a rise, fall or repeat).
     private var lastAnnouncement: ContinuousClock.Instant?
     /// Since when the samples have called for a lower level than ``level``.
@@ -27,7 +27,7 @@ public struct PressureLevelTracker: Sendable {
     private var stallLevel: PressureLevel = .normal
 
     /// A tracker at `normal` that judges samples against `budget`.
-    public init(
+    package init(
         budget: MemoryBudget,
         stallThresholds: StallThresholds? = .standard,
         settleTime: Duration = .seconds(5),
@@ -40,7 +40,7 @@ public struct PressureLevelTracker: Sendable {
     }
 
     /// Judges `sample`, taken at `sample.time`, and returns the announcement it calls for, if any.
-    public mutating func update(with sample: MemorySample) -> PressureChange? {
+    package mutating func update(with sample: MemorySample) -> PressureChange? {
         let now = sample.time
         if let stallThresholds, let stall = sample.pressureStall {
             stallLevel = stallThresholds.level(for: stall)

@@ -45,7 +45,7 @@ public struct AppMemoryLimits: Hashable, Sendable {
     }
 
     /// The limits that apply in `state`; nil for an app that is not running.
-    public func limit(in state: AppState) -> Limit? {
+    package func limit(in state: AppState) -> Limit? {
         switch state {
         case .active, .inactive: foreground
         case .background, .suspended: background

@@ -4,13 +4,13 @@ public struct PurgeLatencyStatistics: Hashable, Sendable {
     /// Every latency recorded, in order (the most recent `capacity`).
     public private(set) var latencies: [Duration] = []
     /// How many latencies are kept.
-    public static let capacity = 10_000
+    static let capacity = 10_000
 
     /// No latencies yet.
-    public init() {}
+    package init() {}
 
     /// Adds one latency, dropping the oldest beyond ``capacity``.
-    public mutating func record(_ latency: Duration) {
+    mutating func record(_ latency: Duration) {
         if latencies.count == Self.capacity { latencies.removeFirst() }
         latencies.append(latency)
     }

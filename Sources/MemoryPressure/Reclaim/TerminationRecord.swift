@@ -18,7 +18,7 @@ public struct TerminationRecord: Hashable, Sendable {
     public var step: ReclamationStep?
 
     /// A record with these details.
-    public init(
+    package init(
         app: AppIdentifier, state: AppState, footprintBytes: Int, reason: TerminationReason,
         returnedBytes: Int, time: ContinuousClock.Instant, step: ReclamationStep?
     ) {

@@ -9,7 +9,7 @@ extension MemoryWarning {
     /// each on its own run loop. Returns when every app has finished its part, or, with a `timeout`,
     /// once it has passed: apps still busy then (a callback that blocks their run loop) are listed
     /// in `WarningDelivery.appsTimedOut` and finish their part later, uncounted.
-    public func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
+    func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
         let clock = ContinuousClock()
         let start = clock.now
         let ordered = Self.deliveryOrder(of: apps, footprint: footprint)

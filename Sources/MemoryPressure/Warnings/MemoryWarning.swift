@@ -8,7 +8,7 @@ public struct MemoryWarning: Hashable, Sendable {
     public var time: ContinuousClock.Instant
 
     /// A warning at `level`, raised at `time`.
-    public init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
+    package init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
         self.level = level
         self.sample = sample
         self.time = time
