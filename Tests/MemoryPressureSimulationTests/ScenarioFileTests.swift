@@ -113,6 +113,7 @@ struct ScenarioFileTests {
         } throws: { error in
             let message = "\(error)"
             let matches = message.contains(expected) && message.hasPrefix("scenario file test.json: ") && !message.contains("\n")
+                && (error as? SimulationError)?.code == .invalidScenario
             if !matches { Issue.record("message was: \(message)") }
             return matches
         }
@@ -125,6 +126,7 @@ struct ScenarioFileTests {
             _ = try ScenarioFile.load(directory.path.appending("huge.json"), limits: eightGiBMachine)
         } throws: { error in
             "\(error)" == "scenario file \(directory.path)/huge.json: is larger than 16 MiB; expected a JSON file of at most 16 MiB"
+                && (error as? SimulationError)?.code == .unreadableScenarioFile
         }
     }
 
@@ -133,6 +135,7 @@ struct ScenarioFileTests {
             _ = try ScenarioFile.load("/nonexistent/trip.json", limits: eightGiBMachine)
         } throws: { error in
             "\(error)".hasPrefix("scenario file /nonexistent/trip.json: cannot be read")
+                && (error as? SimulationError)?.code == .unreadableScenarioFile
         }
     }
 }

@@ -9,9 +9,9 @@ struct JSONFields {
     private var read: Set<String> = []
 
     /// The fields of `value` at `path`; throws unless it is an object.
-    init(_ value: JSONValue, path: String, source: String) throws(ScenarioError) {
+    init(_ value: JSONValue, path: String, source: String) throws(SimulationError) {
         guard case .object(let values) = value else {
-            throw ScenarioError(source: source, field: path.isEmpty ? nil : path, problem: "is \(value.kind)", expected: "an object")
+            throw SimulationError(source: source, field: path.isEmpty ? nil : path, problem: "is \(value.kind)", expected: "an object")
         }
         self.values = values
         self.path = path
@@ -31,17 +31,17 @@ struct JSONFields {
     }
 
     /// The value of `key`; throws when it is missing or null, saying what it should be.
-    mutating func required(_ key: String, expected: String) throws(ScenarioError) -> JSONValue {
+    mutating func required(_ key: String, expected: String) throws(SimulationError) -> JSONValue {
         guard let value = optional(key) else {
-            throw ScenarioError(source: source, field: field(key), problem: "is missing", expected: expected)
+            throw SimulationError(source: source, field: field(key), problem: "is missing", expected: expected)
         }
         return value
     }
 
     /// Throws when the object has a key that was never read.
-    func finish() throws(ScenarioError) {
+    func finish() throws(SimulationError) {
         guard let unknown = values.keys.filter({ !read.contains($0) }).sorted().first else { return }
-        throw ScenarioError(
+        throw SimulationError(
             source: source, field: field(unknown), problem: "is not a known key",
             expected: "one of \(read.sorted().joined(separator: ", "))"
         )
@@ -49,20 +49,20 @@ struct JSONFields {
 
     // MARK: Typed reads
 
-    mutating func string(_ key: String, expected: String) throws(ScenarioError) -> String? {
-        try optional(key).map { value throws(ScenarioError) in try text(value, field(key), expected: expected) }
+    mutating func string(_ key: String, expected: String) throws(SimulationError) -> String? {
+        try optional(key).map { value throws(SimulationError) in try text(value, field(key), expected: expected) }
     }
 
-    mutating func size(_ key: String) throws(ScenarioError) -> Int? {
-        try optional(key).map { value throws(ScenarioError) in try size(value, field(key)) }
+    mutating func size(_ key: String) throws(SimulationError) -> Int? {
+        try optional(key).map { value throws(SimulationError) in try size(value, field(key)) }
     }
 
-    mutating func duration(_ key: String) throws(ScenarioError) -> Duration? {
-        try optional(key).map { value throws(ScenarioError) in try duration(value, field(key)) }
+    mutating func duration(_ key: String) throws(SimulationError) -> Duration? {
+        try optional(key).map { value throws(SimulationError) in try duration(value, field(key)) }
     }
 
-    mutating func number(_ key: String) throws(ScenarioError) -> Double? {
-        try optional(key).map { value throws(ScenarioError) in
+    mutating func number(_ key: String) throws(SimulationError) -> Double? {
+        try optional(key).map { value throws(SimulationError) in
             switch value {
             case .integer(let number): return Double(number)
             case .unsigned(let number): return Double(number)
@@ -72,8 +72,8 @@ struct JSONFields {
         }
     }
 
-    mutating func integer(_ key: String) throws(ScenarioError) -> Int? {
-        try optional(key).map { value throws(ScenarioError) in
+    mutating func integer(_ key: String) throws(SimulationError) -> Int? {
+        try optional(key).map { value throws(SimulationError) in
             switch value {
             case .integer(let number): return Int(number)
             case .unsigned(let number) where number <= UInt64(Int.max): return Int(number)
@@ -82,17 +82,17 @@ struct JSONFields {
         }
     }
 
-    mutating func sizeRange(_ key: String) throws(ScenarioError) -> ClosedRange<Int>? {
-        try optional(key).map { value throws(ScenarioError) in
-            let (low, high) = try pair(value, field(key)) { value, field throws(ScenarioError) in try size(value, field) }
+    mutating func sizeRange(_ key: String) throws(SimulationError) -> ClosedRange<Int>? {
+        try optional(key).map { value throws(SimulationError) in
+            let (low, high) = try pair(value, field(key)) { value, field throws(SimulationError) in try size(value, field) }
             try ScenarioLimits.checkOrder(low, high, field(key), source: source) { "\(ByteCount($0))" }
             return low ... high
         }
     }
 
-    mutating func durationRange(_ key: String) throws(ScenarioError) -> ClosedRange<Duration>? {
-        try optional(key).map { value throws(ScenarioError) in
-            let (low, high) = try pair(value, field(key)) { value, field throws(ScenarioError) in try duration(value, field) }
+    mutating func durationRange(_ key: String) throws(SimulationError) -> ClosedRange<Duration>? {
+        try optional(key).map { value throws(SimulationError) in
+            let (low, high) = try pair(value, field(key)) { value, field throws(SimulationError) in try duration(value, field) }
             try ScenarioLimits.checkOrder(low, high, field(key), source: source) { $0.text }
             return low ... high
         }
@@ -100,27 +100,27 @@ struct JSONFields {
 
     // MARK: Conversions
 
-    func text(_ value: JSONValue, _ field: String, expected: String) throws(ScenarioError) -> String {
+    func text(_ value: JSONValue, _ field: String, expected: String) throws(SimulationError) -> String {
         guard case .string(let text) = value else { throw mismatch(value, field, expected: expected) }
         return text
     }
 
     /// A size: a string such as "64MiB" or a whole number of bytes.
-    func size(_ value: JSONValue, _ field: String) throws(ScenarioError) -> Int {
+    func size(_ value: JSONValue, _ field: String) throws(SimulationError) -> Int {
         switch value {
         case .unsigned(let bytes) where bytes <= UInt64(Int.max):
             return Int(bytes)
         case .integer(let bytes):
-            throw ScenarioError(source: source, field: field, problem: "\(bytes) is negative", expected: "a size of 0 bytes or more")
+            throw SimulationError(source: source, field: field, problem: "\(bytes) is negative", expected: "a size of 0 bytes or more")
         case .string(let text):
             let bytes: Int
             do {
                 bytes = try ByteCount(parsing: text).bytes
             } catch {
-                throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
+                throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
             }
             guard bytes >= 0 else {
-                throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "a size of 0 bytes or more")
+                throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "a size of 0 bytes or more")
             }
             return bytes
         default:
@@ -129,7 +129,7 @@ struct JSONFields {
     }
 
     /// A duration: a string such as "1.5s" or a number of seconds.
-    func duration(_ value: JSONValue, _ field: String) throws(ScenarioError) -> Duration {
+    func duration(_ value: JSONValue, _ field: String) throws(SimulationError) -> Duration {
         let seconds: Double
         switch value {
         case .string(let text):
@@ -141,26 +141,26 @@ struct JSONFields {
             throw mismatch(value, field, expected: "a duration such as \"1.5s\" or a number of seconds")
         }
         guard seconds >= 0, seconds <= 86_400 else {
-            throw ScenarioError(source: source, field: field, problem: "\(seconds) seconds is out of range", expected: "0 to 86400 seconds")
+            throw SimulationError(source: source, field: field, problem: "\(seconds) seconds is out of range", expected: "0 to 86400 seconds")
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
     /// A range written `[low, high]`, or a single value for both.
     private func pair<Value>(
-        _ value: JSONValue, _ field: String, _ convert: (JSONValue, String) throws(ScenarioError) -> Value
-    ) throws(ScenarioError) -> (Value, Value) {
+        _ value: JSONValue, _ field: String, _ convert: (JSONValue, String) throws(SimulationError) -> Value
+    ) throws(SimulationError) -> (Value, Value) {
         guard case .array(let bounds) = value else {
             let single = try convert(value, field)
             return (single, single)
         }
         guard bounds.count == 2 else {
-            throw ScenarioError(source: source, field: field, problem: "has \(bounds.count) elements", expected: "[low, high]")
+            throw SimulationError(source: source, field: field, problem: "has \(bounds.count) elements", expected: "[low, high]")
         }
         return (try convert(bounds[0], "\(field)[0]"), try convert(bounds[1], "\(field)[1]"))
     }
 
-    func mismatch(_ value: JSONValue, _ field: String, expected: String) -> ScenarioError {
-        ScenarioError(source: source, field: field, problem: "is \(value.kind)", expected: expected)
+    func mismatch(_ value: JSONValue, _ field: String, expected: String) -> SimulationError {
+        SimulationError(source: source, field: field, problem: "is \(value.kind)", expected: expected)
     }
 }
