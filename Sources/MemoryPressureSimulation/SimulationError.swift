@@ -57,6 +57,14 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         self.message = (field.map { "\($0) " } ?? "") + "\(problem); expected \(expected)"
     }
 
+    /// The error with its source: a scenario file's field errors are thrown while it is decoded, and
+    /// given the file's name once they reach ``ScenarioFile/parse(_:source:defaultName:limits:)``.
+    func from(_ source: String) -> SimulationError {
+        var error = self
+        error.source = source
+        return error
+    }
+
     public var description: String {
         guard let source else { return message }
         return "\(source): \(message)".split(whereSeparator: \.isNewline).joined(separator: " ")

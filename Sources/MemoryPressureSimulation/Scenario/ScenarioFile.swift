@@ -49,14 +49,18 @@ public enum ScenarioFile {
 
     /// The scenario in `bytes`, named `defaultName` unless it names itself; errors name `source`.
     public static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
-        let document: JSONValue
+        let document: Document
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+        } catch let error as SimulationError {
+            throw error.from(source)
         } catch {
             throw SimulationError(source: source, problem: "is not valid JSON (\(reason(error)))", expected: "a JSON object describing a scenario")
         }
-        var reader = ScenarioReader(source: source)
-        return try reader.scenario(document, defaultName: defaultName).validated(source: source, limits: limits)
+        var scenario = document.scenario
+        scenario.name = document.name ?? defaultName
+        scenario.summary = document.summary ?? "Scenario file \(defaultName)."
+        return try scenario.validated(source: source, limits: limits)
     }
 
     private static func reason(_ error: any Error) -> String {

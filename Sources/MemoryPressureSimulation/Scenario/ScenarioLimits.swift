@@ -61,8 +61,9 @@ public enum ScenarioLimits {
         try check(number, in: range, field, source: source) { "\($0)" }
     }
 
-    /// Throws unless `range`'s bounds are in order (a range written as `[low, high]`).
-    static func checkOrder<Value: Comparable>(_ low: Value, _ high: Value, _ field: String, source: String, show: (Value) -> String) throws(SimulationError) {
+    /// Throws unless `range`'s bounds are in order (a range written as `[low, high]`); `source` is nil
+    /// while a scenario file is decoded.
+    static func checkOrder<Value: Comparable>(_ low: Value, _ high: Value, _ field: String, source: String?, show: (Value) -> String) throws(SimulationError) {
         guard low > high else { return }
         throw SimulationError(
             source: source, field: field, problem: "[\(show(low)), \(show(high))] is in the wrong order",

@@ -58,8 +58,9 @@ public struct ScenarioOverrides: Hashable, Sendable {
         return scenario
     }
 
-    /// Parses a duration, naming a negative one as such.
-    static func parseDuration(_ text: String, source: String, field: String? = nil) throws(SimulationError) -> Duration {
+    /// Parses a duration, naming a negative one as such. Errors name `source` and `field`; a scenario
+    /// file's have no source until the file is known (``SimulationError/from(_:)``).
+    static func parseDuration(_ text: String, source: String?, field: String? = nil) throws(SimulationError) -> Duration {
         let range = ScenarioLimits.duration
         if text.drop(while: \.isWhitespace).hasPrefix("-") {
             throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
