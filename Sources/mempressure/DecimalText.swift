@@ -7,8 +7,9 @@ enum DecimalText {
         var scale = 1
         for _ in 0 ..< places { scale *= 10 }
         let scaled = Int((value.magnitude * Double(scale)).rounded())
+        let sign = value < 0 && scaled != 0 ? "-" : ""
+        guard places > 0 else { return sign + "\(scaled)" }
         let fraction = String(scaled % scale)
-        let padded = String(repeating: "0", count: places - fraction.count) + fraction
-        return (value < 0 && scaled != 0 ? "-" : "") + "\(scaled / scale)" + (places > 0 ? "." + padded : "")
+        return sign + "\(scaled / scale)." + String(repeating: "0", count: places - fraction.count) + fraction
     }
 }
