@@ -8,7 +8,6 @@ let package = Package(
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
         .library(name: "MemoryPressureService", targets: ["MemoryPressureService"]),
-        .library(name: "MemoryPressureSimulation", targets: ["MemoryPressureSimulation"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
     ],
     dependencies: [
@@ -51,7 +50,7 @@ let package = Package(
             ]
         ),
         // Simulated apps and scenarios, written on the public API of MemoryPressure as any user's
-        // service would be. Knows nothing of the command line.
+        // service would be. Knows nothing of the command line. Not a product: the tool's engine.
         .target(
             name: "MemoryPressureSimulation",
             dependencies: [
@@ -61,7 +60,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The stress tool.
+        // The stress tool, and the text it writes: progress, summary, CSV and SVG chart.
         .executableTarget(
             name: "mempressure",
             dependencies: [
@@ -129,6 +128,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
+        ),
+        .testTarget(
+            name: "mempressureTests",
+            dependencies: ["mempressure", "MemoryPressureSimulation", "MemoryPressure"]
         ),
     ],
     swiftLanguageModes: [.v6]

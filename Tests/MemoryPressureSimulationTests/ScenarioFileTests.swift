@@ -106,6 +106,13 @@ struct ScenarioFileTests {
         (#"{ "budget": "768MiB", "apps": ["maps"], "events": [{ "at": "1s", "kind": "spike", "size": "64MiB" }] }"#, "events[0].hold is missing; expected a duration"),
         (#"{ "budget": "768MiB", "apps": ["maps"], "events": [{ "at": "1s", "kind": "home", "app": "maps" }] }"#, "events[0].app is not a known key; expected one of at, kind"),
         (#"{ "budget": "768MiB", "apps": ["maps"], "events": [{ "kind": "home" }] }"#, "events[0].at is missing"),
+        // Numbers that do not fit, which JSONDecoder reports with an error of its own.
+        (#"{ "budget": "768MiB", "seed": 1.5, "apps": ["photos"] }"#, "seed is the number 1.5; expected a whole number from 0"),
+        (#"{ "budget": "768MiB", "profiles": { "big": { "base": "maps", "screens": 1e20 } }, "apps": ["maps"] }"#, "profiles.big.screens is the number 1e+20; expected a whole number"),
+        (#"{ "budget": 18446744073709551615, "apps": ["maps"] }"#, "budget is the number 18446744073709551615; expected a size such as \"64MiB\""),
+        (#"{ "budget": "768MiB", "apps": ["maps"], "random": { "spikeSize": [null, "1MiB"] } }"#, "random.spikeSize[0] is null; expected a size such as \"64MiB\""),
+        (#"{ "budget": "768MiB", "apps": ["maps"], "random": { "weights": { "open": 1, "jump": 2 } } }"#, "random.weights.jump is not a known key; expected one of backgroundLaunch, home, interruption, open, spike"),
+        (#"{ "budget": "768MiB", "profiles": { "big": { "base": "maps", "playback": { "loud": true } } }, "apps": ["maps"] }"#, "profiles.big.playback.loud is not a known key; expected one of backgroundLength, buffer"),
     ])
     func rejectsABadFileInOneLineNamingTheFieldAndWhatIsAccepted(_ json: String, _ expected: String) {
         #expect {
@@ -113,9 +120,29 @@ struct ScenarioFileTests {
         } throws: { error in
             let message = "\(error)"
             let matches = message.contains(expected) && message.hasPrefix("scenario file test.json: ") && !message.contains("\n")
+                && (error as? SimulationError)?.code == .invalidScenario
             if !matches { Issue.record("message was: \(message)") }
             return matches
         }
+    }
+
+    /// Every app is read (its shape and its name) before any profile is looked up, so a later app
+    /// that is not an app at all is reported before an earlier unknown profile.
+    @Test func everyAppIsReadBeforeAnyProfileIsLookedUp() {
+        #expect {
+            _ = try parseScenario(#"{ "budget": "768MiB", "apps": ["camera", 7] }"#)
+        } throws: { error in
+            "\(error)" == "scenario file test.json: apps[1] is the number 7; expected an object"
+        }
+    }
+
+    @Test func aNullPlaybackRemovesTheBasesPlaybackAndAnEmptyOneKeepsIt() throws {
+        let scenario = try parseScenario("""
+            { "budget": "768MiB", "apps": [{ "name": "a", "profile": "quiet" }, { "name": "b", "profile": "same" }],
+              "profiles": { "quiet": { "base": "music", "playback": null }, "same": { "base": "music", "playback": {} } } }
+            """)
+        #expect(scenario.apps[0].profile.playback == nil)
+        #expect(scenario.apps[1].profile.playback == AppProfile.music.playback)
     }
 
     @Test func aFileLargerThanTheMaximumIsRejectedNamingTheLimit() throws {
@@ -125,6 +152,7 @@ struct ScenarioFileTests {
             _ = try ScenarioFile.load(directory.path.appending("huge.json"), limits: eightGiBMachine)
         } throws: { error in
             "\(error)" == "scenario file \(directory.path)/huge.json: is larger than 16 MiB; expected a JSON file of at most 16 MiB"
+                && (error as? SimulationError)?.code == .unreadableScenarioFile
         }
     }
 
@@ -133,6 +161,7 @@ struct ScenarioFileTests {
             _ = try ScenarioFile.load("/nonexistent/trip.json", limits: eightGiBMachine)
         } throws: { error in
             "\(error)".hasPrefix("scenario file /nonexistent/trip.json: cannot be read")
+                && (error as? SimulationError)?.code == .unreadableScenarioFile
         }
     }
 }

@@ -39,7 +39,16 @@ struct ScenarioOverridesTests {
         } throws: { error in
             let message = "\(error)"
             if !message.hasPrefix(expected) { Issue.record("message was: \(message)") }
-            return message.hasPrefix(expected) && !message.contains("\n")
+            return message.hasPrefix(expected) && !message.contains("\n") && (error as? SimulationError)?.code == .invalidScenario
+        }
+    }
+
+    @Test func aBudgetOverTheCgroupsMaximumNamesThatLimit() {
+        let limits = MemoryLimits(physicalBytes: 8 << 30, controlGroupMaximum: 1 << 30)
+        #expect {
+            _ = try ScenarioOverrides(budget: "2GiB").apply(to: .standard, limits: limits)
+        } throws: { error in
+            "\(error)".hasPrefix("budget: 2 GiB exceeds the cgroup's memory.max of 1 GiB; expected ") && "\(error)".hasSuffix(" to 1 GiB")
         }
     }
 
@@ -73,6 +82,7 @@ struct ScenarioOverridesTests {
             _ = try Scenario.resolve("marathon", limits: eightGiBMachine)
         } throws: { error in
             "\(error)" == #"scenario: "marathon" is neither a built-in scenario nor a file; expected one of default, switching, spikes, background, quick or the path of a JSON scenario file"#
+                && (error as? SimulationError)?.code == .unknownScenario
         }
     }
 }

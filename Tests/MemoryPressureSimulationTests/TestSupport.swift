@@ -7,7 +7,7 @@ let mebibyte = 1 << 20
 let eightGiBMachine = MemoryLimits(physicalBytes: 8 << 30)
 
 /// Parses `json` as a scenario file named `test.json`.
-func parseScenario(_ json: String) throws(ScenarioError) -> Scenario {
+func parseScenario(_ json: String) throws(SimulationError) -> Scenario {
     try ScenarioFile.parse(Array(json.utf8), source: "scenario file test.json", defaultName: "test", limits: eightGiBMachine)
 }
 

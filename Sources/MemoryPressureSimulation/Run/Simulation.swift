@@ -34,7 +34,7 @@ public final class Simulation: Sendable {
         do {
             budget = try MemoryBudget(totalBytes: scenario.budgetBytes, limits: options.limits)
         } catch {
-            throw SimulationError("\(error)")
+            throw SimulationError(.invalidScenario, "\(error)")
         }
     }
 
@@ -55,7 +55,7 @@ public final class Simulation: Sendable {
     /// Runs the scenario for its duration (less if the task is cancelled) and returns the report.
     /// Throws when the system cannot be set up or its monitor cannot start. Runs once.
     public func run() async throws(SimulationError) -> SimulationResult {
-        guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError("a simulation runs once") }
+        guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError(.alreadyRun, "a simulation runs once") }
         let (simulated, allocatedAtStart) = try await simulate()
         var result = simulated
         // The system and its apps are gone now; the run's records (reserved before the start
@@ -118,7 +118,7 @@ public final class Simulation: Sendable {
             }
         } catch {
             live.withLock { $0 = nil }
-            throw SimulationError("the memory system could not run: \(error)")
+            throw SimulationError(.runFailed, "the memory system could not run: \(error)")
         }
         lifecycleObservation.cancel()
         monitorObservation.cancel()
@@ -146,7 +146,7 @@ public final class Simulation: Sendable {
         do {
             return try MemorySystem(configuration: configuration)
         } catch {
-            throw SimulationError("\(error)")
+            throw SimulationError(.runFailed, "\(error)")
         }
     }
 
@@ -160,7 +160,7 @@ public final class Simulation: Sendable {
                     SimulatedAppDelegate(profile: profile, context: context)
                 }
             } catch {
-                throw SimulationError("\(error)")
+                throw SimulationError(.runFailed, "\(error)")
             }
         }
         return apps

@@ -22,7 +22,7 @@ struct StateDirectory {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/mempressure-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw SimulationError("cannot make a temporary directory for the apps' state under \(base): \(Errno(rawValue: errno))")
+            throw SimulationError(.runFailed, "cannot make a temporary directory for the apps' state under \(base): \(Errno(rawValue: errno))")
         }
         path = FilePath(String(cString: made))
         isTemporary = true

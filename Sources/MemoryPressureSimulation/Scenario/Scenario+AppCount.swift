@@ -3,7 +3,7 @@ import MemoryPressure
 extension Scenario {
     /// The scenario with `count` apps: its first `count`, or its apps followed by copies of them in
     /// turn (`photos-2`, `music-2`, …) up to `count`. Errors name `source`.
-    func resized(to count: Int, source: String) throws(ScenarioError) -> Scenario {
+    func resized(to count: Int, source: String) throws(SimulationError) -> Scenario {
         try checkAppCount(count, field: nil, source: source)
         var scenario = self
         if count <= apps.count {
@@ -30,9 +30,9 @@ extension Scenario {
         return scenario
     }
 
-    private func leftOut(_ app: AppIdentifier, count: Int, source: String) -> ScenarioError {
+    private func leftOut(_ app: AppIdentifier, count: Int, source: String) -> SimulationError {
         let needed = (apps.firstIndex { $0.name == app } ?? apps.count - 1) + 1
-        return ScenarioError(
+        return SimulationError(
             source: source, problem: "\(count) leaves out app \(app.rawValue.debugDescription), which the events of scenario \(name.debugDescription) use",
             expected: "\(needed) to \(ScenarioLimits.appCount.upperBound) apps"
         )

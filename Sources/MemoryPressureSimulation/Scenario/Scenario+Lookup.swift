@@ -4,7 +4,7 @@ import SystemPackage
 extension Scenario {
     /// The built-in scenario named `reference`, or else the scenario file at that path, checked
     /// against `limits`. An unknown name is an error from `source`, the caller's name for the setting.
-    public static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(ScenarioError) -> Scenario {
+    public static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(SimulationError) -> Scenario {
         if let scenario = builtIn(named: reference) {
             return try scenario.validated(source: "scenario \(reference.debugDescription)", limits: limits)
         }
@@ -12,8 +12,8 @@ extension Scenario {
         if reference.contains("/") || reference.hasSuffix(".json") || path.isReadableFile {
             return try ScenarioFile.load(path, limits: limits)
         }
-        throw ScenarioError(
-            source: source, problem: "\(reference.debugDescription) is neither a built-in scenario nor a file",
+        throw SimulationError(
+            .unknownScenario, source: source, problem: "\(reference.debugDescription) is neither a built-in scenario nor a file",
             expected: "one of \(builtIn.map(\.name).joined(separator: ", ")) or the path of a JSON scenario file"
         )
     }

@@ -5,15 +5,15 @@ extension Scenario {
     /// names are unique, the events name apps of the scenario and fall within its duration, and then
     /// the budget fits both the scenario (``minimumBudgetBytes``, which needs valid profiles) and the
     /// machine (`limits`). Throws the first problem, naming its field as a path into a scenario file.
-    public func validated(source: String, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
+    public func validated(source: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else {
-            throw ScenarioError(source: source, field: "name", problem: "\(name.debugDescription) is not a usable name", expected: "1 to 64 characters on one line")
+            throw SimulationError(source: source, field: "name", problem: "\(name.debugDescription) is not a usable name", expected: "1 to 64 characters on one line")
         }
         try ScenarioLimits.check(duration, in: ScenarioLimits.duration, "duration", source: source)
         try checkAppCount(apps.count, field: "apps", source: source)
         var seen: Set<AppIdentifier> = []
         for (index, app) in apps.enumerated() where !seen.insert(app.name).inserted {
-            throw ScenarioError(
+            throw SimulationError(
                 source: source, field: "apps[\(index)].name", problem: "\(app.name.rawValue.debugDescription) is used twice",
                 expected: "a different name for each app"
             )
@@ -31,21 +31,21 @@ extension Scenario {
     }
 
     /// Throws unless `bytes` is a budget this scenario can be held to on this machine.
-    func checkBudget(_ bytes: Int, field: String?, source: String, limits: MemoryLimits) throws(ScenarioError) {
+    func checkBudget(_ bytes: Int, field: String?, source: String, limits: MemoryLimits) throws(SimulationError) {
         let minimum = max(ScenarioLimits.budgetFloorBytes, minimumBudgetBytes)
         do {
             _ = try MemoryBudget(totalBytes: bytes, limits: limits)
         } catch {
             guard let limit = error.exceededLimit else {
-                throw ScenarioError(source: source, field: field, problem: "\(bytes) bytes is not positive", expected: "at least \(ByteCount(minimum))")
+                throw SimulationError(source: source, field: field, problem: "\(bytes) bytes is not positive", expected: "at least \(ByteCount(minimum))")
             }
-            throw ScenarioError(
+            throw SimulationError(
                 source: source, field: field, problem: "\(ByteCount(bytes)) exceeds \(limit.name) of \(ByteCount(limit.bytes))",
                 expected: "\(ByteCount(minimum)) to \(ByteCount(limit.bytes))"
             )
         }
         guard bytes >= minimum else {
-            throw ScenarioError(
+            throw SimulationError(
                 source: source, field: field,
                 problem: "\(ByteCount(bytes)) is too small for scenario \(name.debugDescription) (its largest app holds up to "
                     + "\(ByteCount(apps.map(\.profile.unpurgeableBytes).max() ?? 0)) that only termination returns)",
@@ -54,9 +54,9 @@ extension Scenario {
         }
     }
 
-    func checkAppCount(_ count: Int, field: String?, source: String) throws(ScenarioError) {
+    func checkAppCount(_ count: Int, field: String?, source: String) throws(SimulationError) {
         guard !ScenarioLimits.appCount.contains(count) else { return }
-        throw ScenarioError(
+        throw SimulationError(
             source: source, field: field, problem: "\(count) apps is out of range",
             expected: "\(ScenarioLimits.appCount.lowerBound) to \(ScenarioLimits.appCount.upperBound) apps"
         )
@@ -65,7 +65,7 @@ extension Scenario {
 
 extension AppProfile {
     /// Throws unless every figure is in its range; fields are named under `field`.
-    func validate(field: String, source: String) throws(ScenarioError) {
+    func validate(field: String, source: String) throws(SimulationError) {
         typealias Limits = ScenarioLimits
         try Limits.checkOrder(cache.entryBytes.lowerBound, cache.entryBytes.upperBound, "\(field).cache.entrySize", source: source) { "\(ByteCount($0))" }
         try Limits.check(bytes: cache.entryBytes.lowerBound, in: Limits.entryBytes, "\(field).cache.entrySize", source: source)
@@ -88,7 +88,7 @@ extension AppProfile {
 
 extension RandomActivity {
     /// Throws unless every figure is in its range and at least one weight is positive.
-    func validate(field: String, source: String) throws(ScenarioError) {
+    func validate(field: String, source: String) throws(SimulationError) {
         typealias Limits = ScenarioLimits
         try Limits.check(meanGap, in: Limits.meanGap, "\(field).meanGap", source: source)
         for kind in Kind.allCases {
@@ -96,7 +96,7 @@ extension RandomActivity {
         }
         guard Kind.allCases.contains(where: { weights[$0] > 0 }) else {
             let names = Kind.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ScenarioError(source: source, field: "\(field).weights", problem: "has no positive weight", expected: "at least one of \(names) above 0")
+            throw SimulationError(source: source, field: "\(field).weights", problem: "has no positive weight", expected: "at least one of \(names) above 0")
         }
         for (name, range) in [("interruptionLength", interruptionLength), ("backgroundWork", backgroundWork), ("spikeHold", spikeHold)] {
             try Limits.checkOrder(range.lowerBound, range.upperBound, "\(field).\(name)", source: source) { $0.text }
@@ -112,13 +112,13 @@ extension RandomActivity {
 extension ScenarioEvent {
     /// Throws unless the event falls within the session, names one of `apps`, and its figures are
     /// in range.
-    func validate(field: String, apps: Set<AppIdentifier>, duration: Duration, source: String) throws(ScenarioError) {
+    func validate(field: String, apps: Set<AppIdentifier>, duration: Duration, source: String) throws(SimulationError) {
         typealias Limits = ScenarioLimits
         try Limits.check(time, in: .zero ... duration, "\(field).at", source: source)
         switch action {
         case .open(let app), .backgroundLaunch(let app, _):
             guard apps.contains(app) else {
-                throw ScenarioError(
+                throw SimulationError(
                     source: source, field: "\(field).app", problem: "\(app.rawValue.debugDescription) is not an app of the scenario",
                     expected: "one of \(apps.sorted().map(\.rawValue).joined(separator: ", "))"
                 )

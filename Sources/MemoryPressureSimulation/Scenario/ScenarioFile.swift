@@ -32,31 +32,35 @@ public enum ScenarioFile {
     public static let maximumSize = ByteCount(16 << 20)
 
     /// The scenario in the file at `path`, checked against `limits`.
-    public static func load(_ path: FilePath, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
+    public static func load(_ path: FilePath, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         let source = "scenario file \(path)"
         let bytes: [UInt8]
         do {
             let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
             bytes = try file.closeAfter { try file.readToEnd(limit: maximumSize.bytes) }
         } catch Errno.fileTooLarge {
-            throw ScenarioError(source: source, problem: "is larger than \(maximumSize)", expected: "a JSON file of at most \(maximumSize)")
+            throw SimulationError(.unreadableScenarioFile, source: source, problem: "is larger than \(maximumSize)", expected: "a JSON file of at most \(maximumSize)")
         } catch {
-            throw ScenarioError(source: source, problem: "cannot be read (\(error))", expected: "a readable JSON file")
+            throw SimulationError(.unreadableScenarioFile, source: source, problem: "cannot be read (\(error))", expected: "a readable JSON file")
         }
         let stem = path.stem ?? "scenario"
         return try parse(bytes, source: source, defaultName: stem, limits: limits)
     }
 
     /// The scenario in `bytes`, named `defaultName` unless it names itself; errors name `source`.
-    public static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(ScenarioError) -> Scenario {
-        let document: JSONValue
+    public static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
+        let document: Document
         do {
-            document = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+            document = try JSONDecoder().decode(Document.self, from: Data(bytes))
+        } catch let error as SimulationError {
+            throw error.from(source)
         } catch {
-            throw ScenarioError(source: source, problem: "is not valid JSON (\(reason(error)))", expected: "a JSON object describing a scenario")
+            throw SimulationError(source: source, problem: "is not valid JSON (\(reason(error)))", expected: "a JSON object describing a scenario")
         }
-        var reader = ScenarioReader(source: source)
-        return try reader.scenario(document, defaultName: defaultName).validated(source: source, limits: limits)
+        var scenario = document.scenario
+        scenario.name = document.name ?? defaultName
+        scenario.summary = document.summary ?? "Scenario file \(defaultName)."
+        return try scenario.validated(source: source, limits: limits)
     }
 
     private static func reason(_ error: any Error) -> String {

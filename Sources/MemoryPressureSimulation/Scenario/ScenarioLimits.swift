@@ -34,37 +34,38 @@ public enum ScenarioLimits {
     static func check<Value: Comparable>(
         _ value: Value, in range: ClosedRange<Value>, _ field: String, source: String,
         show: (Value) -> String
-    ) throws(ScenarioError) {
+    ) throws(SimulationError) {
         guard !range.contains(value) else { return }
-        throw ScenarioError(
+        throw SimulationError(
             source: source, field: field, problem: "\(show(value)) is out of range",
             expected: "\(show(range.lowerBound)) to \(show(range.upperBound))"
         )
     }
 
-    static func check(bytes: Int, in range: ClosedRange<Int>, _ field: String, source: String) throws(ScenarioError) {
+    static func check(bytes: Int, in range: ClosedRange<Int>, _ field: String, source: String) throws(SimulationError) {
         try check(bytes, in: range, field, source: source) { "\(ByteCount($0))" }
     }
 
-    static func check(_ duration: Duration, in range: ClosedRange<Duration>, _ field: String, source: String) throws(ScenarioError) {
+    static func check(_ duration: Duration, in range: ClosedRange<Duration>, _ field: String, source: String) throws(SimulationError) {
         try check(duration, in: range, field, source: source) { $0.text }
     }
 
-    static func check(_ count: Int, in range: ClosedRange<Int>, _ field: String, source: String) throws(ScenarioError) {
+    static func check(_ count: Int, in range: ClosedRange<Int>, _ field: String, source: String) throws(SimulationError) {
         try check(count, in: range, field, source: source) { "\($0)" }
     }
 
-    static func check(_ number: Double, in range: ClosedRange<Double>, _ field: String, source: String) throws(ScenarioError) {
+    static func check(_ number: Double, in range: ClosedRange<Double>, _ field: String, source: String) throws(SimulationError) {
         guard number.isFinite else {
-            throw ScenarioError(source: source, field: field, problem: "\(number) is not a number", expected: "\(range.lowerBound) to \(range.upperBound)")
+            throw SimulationError(source: source, field: field, problem: "\(number) is not a number", expected: "\(range.lowerBound) to \(range.upperBound)")
         }
         try check(number, in: range, field, source: source) { "\($0)" }
     }
 
-    /// Throws unless `range`'s bounds are in order (a range written as `[low, high]`).
-    static func checkOrder<Value: Comparable>(_ low: Value, _ high: Value, _ field: String, source: String, show: (Value) -> String) throws(ScenarioError) {
+    /// Throws unless `range`'s bounds are in order (a range written as `[low, high]`); `source` is nil
+    /// while a scenario file is decoded.
+    static func checkOrder<Value: Comparable>(_ low: Value, _ high: Value, _ field: String, source: String?, show: (Value) -> String) throws(SimulationError) {
         guard low > high else { return }
-        throw ScenarioError(
+        throw SimulationError(
             source: source, field: field, problem: "[\(show(low)), \(show(high))] is in the wrong order",
             expected: "[low, high] with low at most high"
         )

@@ -29,7 +29,7 @@ public struct ScenarioOverrides: Hashable, Sendable {
     /// `scenario` with the overrides applied, each checked; errors name a setting by `label(setting)`.
     public func apply(
         to scenario: Scenario, limits: MemoryLimits, label: (Setting) -> String = \.rawValue
-    ) throws(ScenarioError) -> Scenario {
+    ) throws(SimulationError) -> Scenario {
         var scenario = scenario
         if let appCount {
             scenario = try scenario.resized(to: appCount, source: label(.apps))
@@ -38,7 +38,7 @@ public struct ScenarioOverrides: Hashable, Sendable {
             scenario.duration = try Self.parseDuration(duration, source: label(.duration))
             let range = ScenarioLimits.duration
             guard range.contains(scenario.duration) else {
-                throw ScenarioError(source: label(.duration), problem: "\(scenario.duration.text) is out of range", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
+                throw SimulationError(source: label(.duration), problem: "\(scenario.duration.text) is out of range", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
             }
             scenario.events.removeAll { $0.time > scenario.duration }
         }
@@ -47,7 +47,7 @@ public struct ScenarioOverrides: Hashable, Sendable {
             do {
                 bytes = try ByteCount(parsing: budget).bytes
             } catch {
-                throw ScenarioError(source: label(.budget), problem: "\(budget.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
+                throw SimulationError(source: label(.budget), problem: "\(budget.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
             }
             try scenario.checkBudget(bytes, field: nil, source: label(.budget), limits: limits)
             scenario.budgetBytes = bytes
@@ -58,16 +58,17 @@ public struct ScenarioOverrides: Hashable, Sendable {
         return scenario
     }
 
-    /// Parses a duration, naming a negative one as such.
-    static func parseDuration(_ text: String, source: String, field: String? = nil) throws(ScenarioError) -> Duration {
+    /// Parses a duration, naming a negative one as such. Errors name `source` and `field`; a scenario
+    /// file's have no source until the file is known (``SimulationError/from(_:)``).
+    static func parseDuration(_ text: String, source: String?, field: String? = nil) throws(SimulationError) -> Duration {
         let range = ScenarioLimits.duration
         if text.drop(while: \.isWhitespace).hasPrefix("-") {
-            throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
+            throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
         }
         do {
             return try DurationParser.parse(text)
         } catch {
-            throw ScenarioError(source: source, field: field, problem: "\(text.debugDescription) is not a duration", expected: "a number and a unit (ms, s, m, h), such as 20s")
+            throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is not a duration", expected: "a number and a unit (ms, s, m, h), such as 20s")
         }
     }
 }

@@ -1,8 +1,10 @@
+import MemoryPressureSimulation
+
 extension Timeline {
     /// The recordings as CSV, one line each after a header: seconds, footprint and budget in bytes,
     /// the level, the foreground app, and the system's actions so far (warnings, purges,
     /// terminations), so a spreadsheet can plot any of them against time.
-    public var csv: String {
+    var csv: String {
         var lines = ["seconds,footprint_bytes,budget_bytes,level,foreground,warnings,purges,terminations"]
         lines.reserveCapacity(samples.count + 1)
         var counts: [Mark.Kind: Int] = [:]

@@ -1,17 +1,13 @@
 import MemoryPressure
+import MemoryPressureSimulation
 
 /// Draws a ``Timeline`` as an SVG chart that reads on its own: the footprint against time, the
 /// budget and the warning, critical and target lines, the periods at the warning and critical
 /// levels shaded, memory warnings, purges and terminations marked, a title with the key figures and
 /// a legend.
-public struct TimelineChart: Sendable {
+struct TimelineChart: Sendable {
     /// The timeline drawn.
-    public let timeline: Timeline
-
-    /// A chart of `timeline`.
-    public init(timeline: Timeline) {
-        self.timeline = timeline
-    }
+    let timeline: Timeline
 
     private let width = 1000.0
     private let height = 540.0
@@ -35,7 +31,7 @@ public struct TimelineChart: Sendable {
     }
 
     /// The SVG document.
-    public var svg: String {
+    var svg: String {
         var parts: [String] = [
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" "
                 + "viewBox=\"0 0 \(Int(width)) \(Int(height))\" font-family=\"Helvetica, Arial, sans-serif\" font-size=\"12\">",
@@ -98,7 +94,7 @@ public struct TimelineChart: Sendable {
     private func levelShading() -> [String] {
         var rects: [String] = []
         var runStart: (seconds: Double, level: PressureLevel)?
-        for sample in timeline.samples + [Timeline.Sample(seconds: duration, footprintBytes: 0, level: .normal, foreground: nil)] {
+        for sample in timeline.samples.map({ (seconds: $0.seconds, level: $0.level) }) + [(seconds: duration, level: .normal)] {
             if let current = runStart, current.level != sample.level {
                 if current.level != .normal {
                     let color = current.level == .critical ? Palette.criticalShade : Palette.warningShade

@@ -1,6 +1,9 @@
+@testable import mempressure
 import MemoryPressure
 @testable import MemoryPressureSimulation
 import Testing
+
+private let mebibyte = 1 << 20
 
 struct TimelineTests {
     let timeline = Timeline(

@@ -1,0 +1,72 @@
+/// A scenario that cannot run, or a simulation that could not, in one line: where the problem is,
+/// what it is, and what is accepted.
+///
+/// ```
+/// scenario file trip.json: apps[2].profile "camera" is not a known profile; expected one of photos, music, maps, browser, utility or a name under "profiles"
+/// --duration: "-5s" is negative; expected 1s to 1h
+/// ```
+///
+/// Callers that act on the kind of problem compare ``code``; the message is for people.
+public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of problem. More kinds may be added, so a `switch` over them needs a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: String, Hashable, Sendable {
+            case invalidScenario, unknownScenario, unreadableScenarioFile, alreadyRun, runFailed
+        }
+
+        private let kind: Kind
+
+        private init(_ kind: Kind) {
+            self.kind = kind
+        }
+
+        /// A scenario, a field of a scenario file or a setting is malformed or out of range.
+        public static let invalidScenario = Code(.invalidScenario)
+        /// A scenario named is neither built in nor a file.
+        public static let unknownScenario = Code(.unknownScenario)
+        /// A scenario file cannot be read, or is larger than ``ScenarioFile/maximumSize``.
+        public static let unreadableScenarioFile = Code(.unreadableScenarioFile)
+        /// The simulation has already run: each runs once.
+        public static let alreadyRun = Code(.alreadyRun)
+        /// The simulation could not set up or run its memory system or its apps.
+        public static let runFailed = Code(.runFailed)
+
+        /// The code's name: `invalidScenario`, `runFailed`, …
+        public var description: String { kind.rawValue }
+    }
+
+    /// The kind of problem.
+    public let code: Code
+    /// Where the problem is from (`scenario file trip.json`, `--budget`), or nil for a run. The
+    /// errors of a scenario file's fields are given theirs once the file is known.
+    private var source: String?
+    /// What is wrong, naming the field and the value given, and what is accepted.
+    private let message: String
+
+    /// An error of `code` saying `message`.
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// An error in `field` (a path into a scenario file, such as `apps[2].profile`) of the scenario
+    /// from `source`: `problem` names the value given, `expected` what is accepted.
+    init(_ code: Code = .invalidScenario, source: String?, field: String? = nil, problem: String, expected: String) {
+        self.code = code
+        self.source = source
+        self.message = (field.map { "\($0) " } ?? "") + "\(problem); expected \(expected)"
+    }
+
+    /// The error with its source: a scenario file's field errors are thrown while it is decoded, and
+    /// given the file's name once they reach ``ScenarioFile/parse(_:source:defaultName:limits:)``.
+    func from(_ source: String) -> SimulationError {
+        var error = self
+        error.source = source
+        return error
+    }
+
+    public var description: String {
+        guard let source else { return message }
+        return "\(source): \(message)".split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+}
