@@ -7,9 +7,9 @@
 /// ```
 ///
 /// Callers that act on the kind of problem compare ``code``; the message is for people.
-public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of problem. More kinds may be added, so a `switch` over them needs a `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Hashable, Sendable {
             case invalidScenario, unknownScenario, unreadableScenarioFile, alreadyRun, runFailed
         }
@@ -21,22 +21,22 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         }
 
         /// A scenario, a field of a scenario file or a setting is malformed or out of range.
-        public static let invalidScenario = Code(.invalidScenario)
+        package static let invalidScenario = Code(.invalidScenario)
         /// A scenario named is neither built in nor a file.
-        public static let unknownScenario = Code(.unknownScenario)
+        package static let unknownScenario = Code(.unknownScenario)
         /// A scenario file cannot be read, or is larger than ``ScenarioFile/maximumSize``.
-        public static let unreadableScenarioFile = Code(.unreadableScenarioFile)
+        package static let unreadableScenarioFile = Code(.unreadableScenarioFile)
         /// The simulation has already run: each runs once.
-        public static let alreadyRun = Code(.alreadyRun)
+        package static let alreadyRun = Code(.alreadyRun)
         /// The simulation could not set up or run its memory system or its apps.
-        public static let runFailed = Code(.runFailed)
+        package static let runFailed = Code(.runFailed)
 
         /// The code's name: `invalidScenario`, `runFailed`, …
-        public var description: String { kind.rawValue }
+        package var description: String { kind.rawValue }
     }
 
     /// The kind of problem.
-    public let code: Code
+    package let code: Code
     /// Where the problem is from (`scenario file trip.json`, `--budget`), or nil for a run. The
     /// errors of a scenario file's fields are given theirs once the file is known.
     private var source: String?
@@ -65,7 +65,7 @@ public struct SimulationError: Error, Hashable, Sendable, CustomStringConvertibl
         return error
     }
 
-    public var description: String {
+    package var description: String {
         guard let source else { return message }
         return "\(source): \(message)".split(whereSeparator: \.isNewline).joined(separator: " ")
     }

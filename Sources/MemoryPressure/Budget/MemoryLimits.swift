@@ -7,16 +7,16 @@ import Logging
 
 /// The limits a budget is resolved from and checked against: the machine's memory and the
 /// cgroup's, where it has them.
-public struct MemoryLimits: Hashable, Sendable {
+package struct MemoryLimits: Hashable, Sendable {
     /// Physical memory of the machine, in bytes.
-    public var physicalBytes: Int
+    package var physicalBytes: Int
     /// The cgroup's `memory.max`, when it sets one.
-    public var controlGroupMaximum: Int?
+    package var controlGroupMaximum: Int?
     /// The cgroup's `memory.high`, when it sets one.
-    public var controlGroupHigh: Int?
+    package var controlGroupHigh: Int?
 
     /// Limits with the given figures, in bytes; nil where there is no limit.
-    public init(physicalBytes: Int, controlGroupMaximum: Int? = nil, controlGroupHigh: Int? = nil) {
+    package init(physicalBytes: Int, controlGroupMaximum: Int? = nil, controlGroupHigh: Int? = nil) {
         self.physicalBytes = physicalBytes
         self.controlGroupMaximum = controlGroupMaximum
         self.controlGroupHigh = controlGroupHigh
@@ -24,7 +24,7 @@ public struct MemoryLimits: Hashable, Sendable {
 
     /// Reads the limits of this machine and of the process's cgroup v2. A cgroup figure that cannot
     /// be read is nil, and the reason is logged once, at `notice`.
-    public static func current(logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")) -> MemoryLimits {
+    package static func current(logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")) -> MemoryLimits {
         var limits = MemoryLimits(physicalBytes: physicalMemoryBytes)
         do {
             let group = try ControlGroup.current()

@@ -9,7 +9,7 @@ extension ByteCount {
     /// cgroup tools); `KB`, `MB`, `GB`, `TB` are powers of 1000. Units are case-insensitive and may be
     /// separated from the number by a space. A fraction is rounded down to whole bytes, exactly. A leading
     /// `-` is accepted so that callers can reject negative sizes with their own message.
-    public init(parsing text: String) throws(MemoryPressureError) {
+    package init(parsing text: String) throws(MemoryPressureError) {
         let failure = MemoryPressureError.unparsable(quantity: "size", text: text, expected: Self.parsingForm)
         var rest = Substring(text).trimmingPrefixAndSuffixWhitespace()
         let negative = rest.first == "-"

@@ -1,10 +1,10 @@
 /// A number of bytes, written for people: `1.5 GiB`, `512 MiB`, `4 KiB`, `17 B`.
-public struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The exact number of bytes.
-    public var bytes: Int
+    package var bytes: Int
 
     /// A count of `bytes`.
-    public init(_ bytes: Int) {
+    package init(_ bytes: Int) {
         self.bytes = bytes
     }
 
@@ -14,7 +14,7 @@ public struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertible
     ]
 
     /// The count in the largest binary unit it reaches, with up to one decimal.
-    public var description: String {
+    package var description: String {
         let magnitude = bytes.magnitude
         guard let unit = Self.units.first(where: { magnitude >= UInt($0.scale) }) else {
             return "\(bytes) B"
@@ -25,7 +25,7 @@ public struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertible
         return "\(sign)\(text) \(unit.symbol)"
     }
 
-    public static func < (lhs: ByteCount, rhs: ByteCount) -> Bool {
+    package static func < (lhs: ByteCount, rhs: ByteCount) -> Bool {
         lhs.bytes < rhs.bytes
     }
 }

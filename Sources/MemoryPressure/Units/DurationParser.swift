@@ -1,11 +1,11 @@
 /// Parses durations written for people: `500ms`, `2s`, `1.5m`, `250us`, `1h`.
-public enum DurationParser {
+package enum DurationParser {
     /// The accepted form, as error messages state it.
     static let form = "a non-negative number followed by a unit ns, us, ms, s, m (or min) or h, such as 500ms, 2s or 1.5m"
 
     /// Parses `text`: a non-negative number (with an optional fraction) followed by a unit, which is
     /// required; a space between them is allowed.
-    public static func parse(_ text: String) throws(MemoryPressureError) -> Duration {
+    package static func parse(_ text: String) throws(MemoryPressureError) -> Duration {
         let failure = MemoryPressureError.unparsable(quantity: "duration", text: text, expected: form)
         let trimmed = Substring(text).trimmingPrefixAndSuffixWhitespace()
         let number = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }

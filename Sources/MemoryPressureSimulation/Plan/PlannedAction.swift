@@ -1,9 +1,9 @@
 import MemoryPressure
 
 /// One decision of a simulated user, at its time from the start of the session.
-public struct PlannedAction: Hashable, Sendable, CustomStringConvertible {
+package struct PlannedAction: Hashable, Sendable, CustomStringConvertible {
     /// What the user does.
-    public enum Kind: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// Brings the app to the foreground (launching it if needed).
         case open(AppIdentifier)
         /// Goes to the home screen.
@@ -21,17 +21,17 @@ public struct PlannedAction: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// When, from the start of the session, to the millisecond.
-    public var time: Duration
+    package var time: Duration
     /// What.
-    public var kind: Kind
+    package var kind: Kind
 
     /// `kind` at `time`.
-    public init(time: Duration, kind: Kind) {
+    package init(time: Duration, kind: Kind) {
         self.time = time
         self.kind = kind
     }
 
-    public var description: String {
+    package var description: String {
         let milliseconds = time / .milliseconds(1)
         let when = "\(Int(milliseconds.rounded()))ms"
         switch kind {

@@ -7,19 +7,19 @@ import MemoryPressure
 /// The session begins by opening the scenario's first app. The scheduled events and the random
 /// process are merged in time order; the random process keeps track of which app the user has in
 /// the foreground, so it switches to another app, and interrupts or spikes only when one is open.
-public struct SimulationPlan: Hashable, Sendable {
+package struct SimulationPlan: Hashable, Sendable {
     /// The decisions, in time order.
-    public let actions: [PlannedAction]
+    package let actions: [PlannedAction]
 
     /// The plan of `scenario`.
-    public init(scenario: Scenario) {
+    package init(scenario: Scenario) {
         var builder = Builder(scenario: scenario)
         actions = builder.build()
     }
 
     /// A digest of the decisions (FNV-1a, 64 bits, in hex): equal plans have equal digests, so two
     /// runs' reports show at a glance whether they made the same decisions.
-    public var digest: String {
+    package var digest: String {
         let bytes = actions.map(\.description).joined(separator: "\n").utf8
         let hash = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
         let hex = String(hash, radix: 16)

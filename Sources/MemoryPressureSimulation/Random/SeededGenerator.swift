@@ -8,24 +8,24 @@ import Musl
 /// seed gives the same sequence of numbers on every machine and every Swift release: the standard
 /// library's `random(in:using:)` algorithms are not promised to stay the same, so the draws the
 /// simulation makes are defined here too (``uniform(in:)-(ClosedRange<Int>)``, ``unitInterval()``).
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
+package struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: (UInt64, UInt64, UInt64, UInt64)
 
     /// A generator whose sequence is fixed by `seed`.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         var mixer = SplitMix64(state: seed)
         state = (mixer.next(), mixer.next(), mixer.next(), mixer.next())
     }
 
     /// A generator for one part of a simulation (an app, a launch), independent of the others but
     /// fixed by `seed` and `stream`.
-    public init(seed: UInt64, stream: UInt64) {
+    package init(seed: UInt64, stream: UInt64) {
         var mixer = SplitMix64(state: seed ^ (stream &* 0x9E37_79B9_7F4A_7C15))
         self.init(seed: mixer.next())
     }
 
     /// The next 64 random bits.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         let result = rotateLeft(state.1 &* 5, by: 7) &* 9
         let shifted = state.1 << 17
         state.2 ^= state.0
@@ -38,12 +38,12 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A number in `0 ..< 1` with 53 random bits.
-    public mutating func unitInterval() -> Double {
+    package mutating func unitInterval() -> Double {
         Double(next() >> 11) * 0x1.0p-53
     }
 
     /// An integer in `range`, without modulo bias (Lemire's multiply-and-reject).
-    public mutating func uniform(in range: ClosedRange<Int>) -> Int {
+    package mutating func uniform(in range: ClosedRange<Int>) -> Int {
         let span = UInt64(bitPattern: Int64(range.upperBound &- range.lowerBound)) &+ 1
         guard span != 0 else { return Int(truncatingIfNeeded: next()) }
         var product = next().multipliedFullWidth(by: span)
@@ -57,19 +57,19 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A number in `range`, uniformly.
-    public mutating func uniform(in range: ClosedRange<Double>) -> Double {
+    package mutating func uniform(in range: ClosedRange<Double>) -> Double {
         range.lowerBound + (range.upperBound - range.lowerBound) * unitInterval()
     }
 
     /// An exponentially distributed number with the given mean: the gap between events of a
     /// process that happens at a steady rate.
-    public mutating func exponential(mean: Double) -> Double {
+    package mutating func exponential(mean: Double) -> Double {
         -mean * (1 - unitInterval()).logarithm
     }
 
     /// An index into `weights`, each chosen in proportion to its weight; nil when no weight is
     /// positive.
-    public mutating func weightedIndex(_ weights: [Double]) -> Int? {
+    package mutating func weightedIndex(_ weights: [Double]) -> Int? {
         let total = weights.reduce(0) { $0 + max($1, 0) }
         guard total > 0 else { return nil }
         var remaining = unitInterval() * total

@@ -1,59 +1,59 @@
 /// What a run showed, as the tool writes it in JSON: the footprint against the budget, what the
 /// memory system did, what the apps kept, and every invariant that failed.
-public struct SimulationReport: Codable, Hashable, Sendable {
+package struct SimulationReport: Codable, Hashable, Sendable {
     /// Level changes into each raised level (rises and falls, not repeated announcements).
-    public struct LevelChanges: Codable, Hashable, Sendable {
+    package struct LevelChanges: Codable, Hashable, Sendable {
         /// Changes into the warning level.
-        public var warning: Int
+        package var warning: Int
         /// Changes into the critical level.
-        public var critical: Int
+        package var critical: Int
     }
 
     /// What the memory warnings reached, in all.
-    public struct WarningsDelivered: Codable, Hashable, Sendable {
+    package struct WarningsDelivered: Codable, Hashable, Sendable {
         /// Fan-outs of a warning to the running apps.
-        public var warnings: Int
+        package var warnings: Int
         /// App delegates called, over all fan-outs.
-        public var appDelegates: Int
+        package var appDelegates: Int
         /// View controllers called.
-        public var viewControllers: Int
+        package var viewControllers: Int
         /// Warning observers called.
-        public var observers: Int
+        package var observers: Int
     }
 
     /// Purges of caches and backing stores that released something.
-    public struct Purges: Codable, Hashable, Sendable {
+    package struct Purges: Codable, Hashable, Sendable {
         /// How many purges released something.
-        public var count: Int
+        package var count: Int
         /// Declared bytes of the cache entries and stores released.
-        public var bytes: Int
+        package var bytes: Int
     }
 
     /// How long the ladder took to bring the footprint back under target after it crossed the
     /// warning threshold, in milliseconds; null when it never had to.
-    public struct PurgeLatency: Codable, Hashable, Sendable {
+    package struct PurgeLatency: Codable, Hashable, Sendable {
         /// The latencies measured.
-        public var count: Int
+        package var count: Int
         /// The median.
-        public var p50: Double?
+        package var p50: Double?
         /// The 99th percentile.
-        public var p99: Double?
+        package var p99: Double?
         /// The longest.
-        public var max: Double?
+        package var max: Double?
 
         private enum CodingKeys: String, CodingKey {
             case count, p50, p99, max
         }
 
         /// Latencies with these figures.
-        public init(count: Int, p50: Double?, p99: Double?, max: Double?) {
+        package init(count: Int, p50: Double?, p99: Double?, max: Double?) {
             self.count = count
             self.p50 = p50
             self.p99 = p99
             self.max = max
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(count, forKey: .count)
             try container.encode(p50, forKey: .p50)
@@ -63,90 +63,90 @@ public struct SimulationReport: Codable, Hashable, Sendable {
     }
 
     /// One termination.
-    public struct Termination: Codable, Hashable, Sendable {
+    package struct Termination: Codable, Hashable, Sendable {
         /// The app terminated.
-        public var app: String
+        package var app: String
         /// The state it was terminated from.
-        public var state: String
+        package var state: String
         /// Its footprint then.
-        public var footprintBytes: Int
+        package var footprintBytes: Int
         /// Why: system pressure, per-app limit, deadline, background task expired, explicit.
-        public var reason: String
+        package var reason: String
         /// The ladder step that chose it, if the ladder did.
-        public var step: String?
+        package var step: String?
         /// Seconds from the start.
-        public var atSeconds: Double
+        package var atSeconds: Double
         /// The bytes its termination gave back.
-        public var reclaimedBytes: Int
+        package var reclaimedBytes: Int
     }
 
     /// The scenario's name.
-    public var scenario: String
+    package var scenario: String
     /// The seed of its decisions.
-    public var seed: UInt64
+    package var seed: UInt64
     /// Whether the memory system reclaimed memory (false with --no-manager).
-    public var manager: Bool
+    package var manager: Bool
     /// The number of apps.
-    public var apps: Int
+    package var apps: Int
     /// The memory budget.
-    public var budgetBytes: Int
+    package var budgetBytes: Int
     /// The footprint the ladder works down to.
-    public var targetBytes: Int
+    package var targetBytes: Int
     /// Where the warning level begins.
-    public var warningThresholdBytes: Int
+    package var warningThresholdBytes: Int
     /// Where the critical level begins.
-    public var criticalThresholdBytes: Int
+    package var criticalThresholdBytes: Int
     /// How long the run lasted.
-    public var durationSeconds: Double
+    package var durationSeconds: Double
     /// The largest footprint recorded (the process's resident bytes).
-    public var peakFootprintBytes: Int
+    package var peakFootprintBytes: Int
     /// How long the footprint was over the budget.
-    public var timeOverBudgetSeconds: Double
+    package var timeOverBudgetSeconds: Double
     /// `timeOverBudgetSeconds` as a fraction of `durationSeconds`.
-    public var timeOverBudgetFraction: Double
+    package var timeOverBudgetFraction: Double
     /// How far the peak went over the budget; 0 when it stayed within.
-    public var maxOvershootBytes: Int
+    package var maxOvershootBytes: Int
     /// Level changes announced by the monitor.
-    public var levelChanges: LevelChanges
+    package var levelChanges: LevelChanges
     /// What the memory warnings reached.
-    public var warningsDelivered: WarningsDelivered
+    package var warningsDelivered: WarningsDelivered
     /// Purges of caches and stores.
-    public var purges: Purges
+    package var purges: Purges
     /// How fast the ladder brought the footprint back under target.
-    public var purgeLatencyMs: PurgeLatency
+    package var purgeLatencyMs: PurgeLatency
     /// Every termination, in order.
-    public var terminations: [Termination]
+    package var terminations: [Termination]
     /// Launches of an app after it was terminated.
-    public var relaunches: Int
+    package var relaunches: Int
     /// Relaunches that found exactly the state saved last.
-    public var restoredStates: Int
+    package var restoredStates: Int
     /// Relaunches that did not, though a state had been saved.
-    public var lostStates: Int
+    package var lostStates: Int
     /// Every invariant that failed, one line each; empty for a good run.
-    public var invariantViolations: [String]
+    package var invariantViolations: [String]
     /// Anything a simulated app could not do (an allocation refused, a state not saved).
-    public var appErrors: [String]
+    package var appErrors: [String]
     /// The user's decisions carried out, and the digest of the whole plan: runs of one scenario
     /// with one seed have the same digest.
-    public var decisions: Int
+    package var decisions: Int
     /// The digest of the plan (``SimulationPlan/digest``).
-    public var decisionDigest: String
+    package var decisionDigest: String
     /// Footprint recordings the figures come from, and how often they were taken.
-    public var samples: Int
+    package var samples: Int
     /// How often the footprint was recorded.
-    public var recordIntervalMs: Double
+    package var recordIntervalMs: Double
     /// How often the system's monitor sampled.
-    public var monitorIntervalMs: Double
+    package var monitorIntervalMs: Double
     /// jemalloc's allocated bytes before any app launched, and once every app had been terminated
     /// and had let go of its memory at the end of the run: equal, give or take the run's own
     /// records, when nothing leaks. Null where jemalloc's statistics cannot be read.
-    public var allocatedBytes: AllocatedBytes?
+    package var allocatedBytes: AllocatedBytes?
 
     /// jemalloc's process-wide allocated bytes at the two ends of a run.
-    public struct AllocatedBytes: Codable, Hashable, Sendable {
+    package struct AllocatedBytes: Codable, Hashable, Sendable {
         /// Before the first app launched.
-        public var atStart: Int
+        package var atStart: Int
         /// After every app was terminated and had let go of its memory.
-        public var afterShutdown: Int
+        package var afterShutdown: Int
     }
 }

@@ -15,19 +15,19 @@ import Synchronization
 /// The memory the apps hold is real: pages in their heaps, every one written, so the process's
 /// footprint is what the system judges. With ``SimulationOptions/manager`` off the system's monitor
 /// still samples and announces levels, but nothing reclaims.
-public final class Simulation: Sendable {
+package final class Simulation: Sendable {
     /// The scenario run.
-    public let scenario: Scenario
+    package let scenario: Scenario
     /// How it runs.
-    public let options: SimulationOptions
+    package let options: SimulationOptions
     /// Its decisions.
-    public let plan: SimulationPlan
+    package let plan: SimulationPlan
     private let budget: MemoryBudget
     private let live = Mutex<LiveParts?>(nil)
     private let hasRun = Atomic<Bool>(false)
 
     /// A simulation of `scenario`, which should be validated (``Scenario/validated(source:limits:)``).
-    public init(scenario: Scenario, options: SimulationOptions) throws(SimulationError) {
+    package init(scenario: Scenario, options: SimulationOptions) throws(SimulationError) {
         self.scenario = scenario
         self.options = options
         plan = SimulationPlan(scenario: scenario)
@@ -39,7 +39,7 @@ public final class Simulation: Sendable {
     }
 
     /// Where the run stands, or nil before it starts.
-    public var progress: SimulationProgress? {
+    package var progress: SimulationProgress? {
         live.withLock { $0 }.map { parts in
             let counts = parts.tally.snapshot
             return SimulationProgress(
@@ -54,7 +54,7 @@ public final class Simulation: Sendable {
 
     /// Runs the scenario for its duration (less if the task is cancelled) and returns the report.
     /// Throws when the system cannot be set up or its monitor cannot start. Runs once.
-    public func run() async throws(SimulationError) -> SimulationResult {
+    package func run() async throws(SimulationError) -> SimulationResult {
         guard !hasRun.exchange(true, ordering: .relaxed) else { throw SimulationError(.alreadyRun, "a simulation runs once") }
         let (simulated, allocatedAtStart) = try await simulate()
         var result = simulated

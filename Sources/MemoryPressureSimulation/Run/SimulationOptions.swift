@@ -3,30 +3,30 @@ import MemoryPressure
 import SystemPackage
 
 /// How a ``Simulation`` runs its scenario.
-public struct SimulationOptions: Sendable {
+package struct SimulationOptions: Sendable {
     /// Whether the memory system reclaims memory (the reclamation ladder runs). Without it the
     /// system only watches, so the report shows what the footprint would have been.
-    public var manager = true
+    package var manager = true
     /// How often the system's monitor samples: the tool's default is 50 ms, five times the library's
     /// default, since the simulated apps allocate hundreds of megabytes a second.
-    public var monitorInterval: Duration = .milliseconds(50)
+    package var monitorInterval: Duration = .milliseconds(50)
     /// How often the footprint is recorded for the timeline (a `/proc/self/statm` read), independently
     /// of the monitor, so the report sees overshoots the monitor would miss.
-    public var recordInterval: Duration = .milliseconds(10)
+    package var recordInterval: Duration = .milliseconds(10)
     /// How often the foreground app is handed a slice of user activity.
-    public var activityInterval: Duration = .milliseconds(50)
+    package var activityInterval: Duration = .milliseconds(50)
     /// How long a spike pauses between its 8 MiB chunks: 20 ms paces it near 400 MB/s, as an app
     /// decoding a large image or an export would.
-    public var spikeChunkPause: Duration = .milliseconds(20)
+    package var spikeChunkPause: Duration = .milliseconds(20)
     /// Where the apps archive their state; nil for a new temporary directory, removed afterwards.
-    public var stateDirectory: FilePath?
+    package var stateDirectory: FilePath?
     /// The machine's limits the budget is checked against.
-    public var limits: MemoryLimits
+    package var limits: MemoryLimits
     /// Where the memory system logs.
-    public var logger: Logger
+    package var logger: Logger
 
     /// Options with the defaults, checking budgets against `limits`.
-    public init(limits: MemoryLimits, logger: Logger) {
+    package init(limits: MemoryLimits, logger: Logger) {
         self.limits = limits
         self.logger = logger
     }

@@ -4,7 +4,7 @@ private let mebibyte = 1 << 20
 extension AppProfile {
     /// A photo library: an image cache of decoded photos, many screens of thumbnails with their
     /// backing stores, and a growing library index.
-    public static let photos = AppProfile(
+    package static let photos = AppProfile(
         name: "photos",
         cache: Cache(kind: .images, entryBytes: 2 * mebibyte ... 6 * mebibyte, limitBytes: 160 * mebibyte, bytesPerSecond: 80 * mebibyte),
         screens: 8, backingStoreBytes: 2 * mebibyte,
@@ -15,7 +15,7 @@ extension AppProfile {
 
     /// A music player: a media cache of downloaded tracks, artwork screens, and playback that goes
     /// on in the background under a background task.
-    public static let music = AppProfile(
+    package static let music = AppProfile(
         name: "music",
         cache: Cache(kind: .media, entryBytes: 1 * mebibyte ... 2 * mebibyte, limitBytes: 48 * mebibyte, bytesPerSecond: 24 * mebibyte),
         screens: 3, backingStoreBytes: 1 * mebibyte,
@@ -27,7 +27,7 @@ extension AppProfile {
 
     /// A map: large media tiles, a full-screen map view with a large backing store, and the route
     /// and search data it builds.
-    public static let maps = AppProfile(
+    package static let maps = AppProfile(
         name: "maps",
         cache: Cache(kind: .media, entryBytes: 4 * mebibyte ... 8 * mebibyte, limitBytes: 192 * mebibyte, bytesPerSecond: 100 * mebibyte),
         screens: 2, backingStoreBytes: 8 * mebibyte,
@@ -38,7 +38,7 @@ extension AppProfile {
 
     /// A browser: rebuildable objects (parsed pages, layout), tabs with backing stores, and its
     /// history and session data.
-    public static let browser = AppProfile(
+    package static let browser = AppProfile(
         name: "browser",
         cache: Cache(kind: .rebuildableObjects, entryBytes: 256 * kibibyte ... 1 * mebibyte, limitBytes: 128 * mebibyte, bytesPerSecond: 60 * mebibyte),
         screens: 4, backingStoreBytes: 4 * mebibyte,
@@ -48,7 +48,7 @@ extension AppProfile {
     )
 
     /// A small utility (notes, a calculator): little of anything.
-    public static let utility = AppProfile(
+    package static let utility = AppProfile(
         name: "utility",
         cache: Cache(kind: .images, entryBytes: 64 * kibibyte ... 256 * kibibyte, limitBytes: 8 * mebibyte, bytesPerSecond: 4 * mebibyte),
         screens: 2, backingStoreBytes: 1 * mebibyte,
@@ -58,10 +58,10 @@ extension AppProfile {
     )
 
     /// The built-in profiles, by name.
-    public static let builtIn: [String: AppProfile] = Dictionary(
+    package static let builtIn: [String: AppProfile] = Dictionary(
         uniqueKeysWithValues: [photos, music, maps, browser, utility].map { ($0.name, $0) }
     )
 
     /// The built-in profiles' names, in the order they are documented.
-    public static let builtInNames = ["photos", "music", "maps", "browser", "utility"]
+    package static let builtInNames = ["photos", "music", "maps", "browser", "utility"]
 }

@@ -5,42 +5,42 @@ import MemoryPressure
 ///
 /// The built-in profiles (``builtIn``) are a photo library, a music player, a map, a browser and a
 /// small utility; a scenario file can define more.
-public struct AppProfile: Hashable, Sendable {
+package struct AppProfile: Hashable, Sendable {
     /// The profile's name, as scenarios refer to it.
-    public var name: String
+    package var name: String
     /// The purgeable cache the app fills while active.
-    public var cache: Cache
+    package var cache: Cache
     /// The app's screens: child view controllers, one visible at a time, each with a view that
     /// has a backing store.
-    public var screens: Int
+    package var screens: Int
     /// The bytes of each screen's backing store.
-    public var backingStoreBytes: Int
+    package var backingStoreBytes: Int
     /// What the app loads into its own data when it launches (its database, its models).
-    public var launchBytes: Int
+    package var launchBytes: Int
     /// The app's own data (a library index, a document): grown while active beyond what it loaded
     /// at launch, kept until the app is terminated, since nothing can rebuild it.
-    public var workingSet: Growth
+    package var workingSet: Growth
     /// The fraction of its cache the app keeps when its delegate hears a memory warning (0 empties
     /// it, as Kingfisher and SDWebImage do).
-    public var keptOnWarning: Double
+    package var keptOnWarning: Double
     /// What a launch into the background (a fetch) downloads into the app's own data.
-    public var fetchBytes: Int
+    package var fetchBytes: Int
     /// Playback that goes on in the background under a background task, for a music player.
-    public var playback: Playback?
+    package var playback: Playback?
 
     /// A purgeable cache of decoded payloads in the app's heap.
-    public struct Cache: Hashable, Sendable {
+    package struct Cache: Hashable, Sendable {
         /// What the cache holds, which decides what the system purges when.
-        public var kind: CacheKind
+        package var kind: CacheKind
         /// The size of each entry, drawn uniformly.
-        public var entryBytes: ClosedRange<Int>
+        package var entryBytes: ClosedRange<Int>
         /// The cache's cost limit: the least recently used entries go beyond it.
-        public var limitBytes: Int
+        package var limitBytes: Int
         /// How fast the app fills it while active.
-        public var bytesPerSecond: Int
+        package var bytesPerSecond: Int
 
         /// A cache of `kind` with these sizes.
-        public init(kind: CacheKind, entryBytes: ClosedRange<Int>, limitBytes: Int, bytesPerSecond: Int) {
+        package init(kind: CacheKind, entryBytes: ClosedRange<Int>, limitBytes: Int, bytesPerSecond: Int) {
             self.kind = kind
             self.entryBytes = entryBytes
             self.limitBytes = limitBytes
@@ -49,36 +49,36 @@ public struct AppProfile: Hashable, Sendable {
     }
 
     /// Memory that grows at a rate up to a limit.
-    public struct Growth: Hashable, Sendable {
+    package struct Growth: Hashable, Sendable {
         /// How fast it grows while the app is active.
-        public var bytesPerSecond: Int
+        package var bytesPerSecond: Int
         /// Where it stops.
-        public var limitBytes: Int
+        package var limitBytes: Int
 
         /// Growth at `bytesPerSecond` up to `limitBytes`.
-        public init(bytesPerSecond: Int, limitBytes: Int) {
+        package init(bytesPerSecond: Int, limitBytes: Int) {
             self.bytesPerSecond = bytesPerSecond
             self.limitBytes = limitBytes
         }
     }
 
     /// Audio that plays on after the app leaves the foreground.
-    public struct Playback: Hashable, Sendable {
+    package struct Playback: Hashable, Sendable {
         /// The decoded audio held while playing.
-        public var bufferBytes: Int
+        package var bufferBytes: Int
         /// How long playback goes on in the background (under a background task) before the track
         /// ends and the app suspends.
-        public var backgroundLength: Duration
+        package var backgroundLength: Duration
 
         /// Playback holding `bufferBytes`, going on `backgroundLength` in the background.
-        public init(bufferBytes: Int, backgroundLength: Duration) {
+        package init(bufferBytes: Int, backgroundLength: Duration) {
             self.bufferBytes = bufferBytes
             self.backgroundLength = backgroundLength
         }
     }
 
     /// A profile with these figures.
-    public init(
+    package init(
         name: String, cache: Cache, screens: Int, backingStoreBytes: Int, launchBytes: Int, workingSet: Growth,
         keptOnWarning: Double, fetchBytes: Int, playback: Playback? = nil
     ) {
@@ -95,13 +95,13 @@ public struct AppProfile: Hashable, Sendable {
 
     /// The most the app can hold that no purge gives back: its own data, its backing stores (the
     /// visible one is kept on warnings) and its playback buffer. Only termination returns it.
-    public var unpurgeableBytes: Int {
+    package var unpurgeableBytes: Int {
         launchBytes + workingSet.limitBytes + fetchBytes + screens * backingStoreBytes + (playback?.bufferBytes ?? 0)
     }
 }
 
 /// What a simulated app's cache holds: one of the library's built-in categories.
-public enum CacheKind: String, Hashable, Sendable, CaseIterable {
+package enum CacheKind: String, Hashable, Sendable, CaseIterable {
     /// Decoded images: emptied on entering the background and on warnings.
     case images
     /// Decoded media (tiles, audio): emptied on entering the background and on warnings.
@@ -110,7 +110,7 @@ public enum CacheKind: String, Hashable, Sendable, CaseIterable {
     case rebuildableObjects
 
     /// The library's category.
-    public var category: CacheCategory {
+    package var category: CacheCategory {
         switch self {
         case .images: .images
         case .media: .media

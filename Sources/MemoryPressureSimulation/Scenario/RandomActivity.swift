@@ -1,27 +1,27 @@
 /// What a scenario's user does at random: after each decision a gap drawn from an exponential
 /// distribution, then one of the kinds of decision drawn by weight, with its figures drawn from
 /// their ranges. Every draw comes from the scenario's seed.
-public struct RandomActivity: Hashable, Sendable {
+package struct RandomActivity: Hashable, Sendable {
     /// A kind of random decision.
-    public enum Kind: String, Hashable, Sendable, CaseIterable {
+    package enum Kind: String, Hashable, Sendable, CaseIterable {
         case open, home, interruption, backgroundLaunch, spike
     }
 
     /// The relative weights of the kinds of decision; a weight of 0 leaves that kind out.
-    public struct Weights: Hashable, Sendable {
+    package struct Weights: Hashable, Sendable {
         /// Opening another app (switching to it).
-        public var open: Double
+        package var open: Double
         /// Going to the home screen.
-        public var home: Double
+        package var home: Double
         /// An interruption of the foreground app.
-        public var interruption: Double
+        package var interruption: Double
         /// A launch of an app into the background.
-        public var backgroundLaunch: Double
+        package var backgroundLaunch: Double
         /// A memory spike in the foreground app.
-        public var spike: Double
+        package var spike: Double
 
         /// Weights for each kind.
-        public init(open: Double, home: Double, interruption: Double, backgroundLaunch: Double, spike: Double) {
+        package init(open: Double, home: Double, interruption: Double, backgroundLaunch: Double, spike: Double) {
             self.open = open
             self.home = home
             self.interruption = interruption
@@ -30,7 +30,7 @@ public struct RandomActivity: Hashable, Sendable {
         }
 
         /// The weight of `kind`.
-        public subscript(kind: Kind) -> Double {
+        package subscript(kind: Kind) -> Double {
             switch kind {
             case .open: open
             case .home: home
@@ -42,20 +42,20 @@ public struct RandomActivity: Hashable, Sendable {
     }
 
     /// The mean time between decisions.
-    public var meanGap: Duration
+    package var meanGap: Duration
     /// How often each kind of decision is made.
-    public var weights: Weights
+    package var weights: Weights
     /// How long an interruption lasts.
-    public var interruptionLength: ClosedRange<Duration>
+    package var interruptionLength: ClosedRange<Duration>
     /// How long a launch into the background works before the app suspends.
-    public var backgroundWork: ClosedRange<Duration>
+    package var backgroundWork: ClosedRange<Duration>
     /// How large a memory spike is.
-    public var spikeBytes: ClosedRange<Int>
+    package var spikeBytes: ClosedRange<Int>
     /// How long a spike's memory is held.
-    public var spikeHold: ClosedRange<Duration>
+    package var spikeHold: ClosedRange<Duration>
 
     /// Random activity with these figures.
-    public init(
+    package init(
         meanGap: Duration, weights: Weights, interruptionLength: ClosedRange<Duration>,
         backgroundWork: ClosedRange<Duration>, spikeBytes: ClosedRange<Int>, spikeHold: ClosedRange<Duration>
     ) {

@@ -5,7 +5,7 @@ private let mebibyte = 1 << 20
 extension Scenario {
     /// The scenario `mempressure` runs when given none: a day's mix of everything, about 20 seconds
     /// on a 768 MiB device with eight apps. Without the manager its apps hold well over the budget.
-    public static let standard = Scenario(
+    package static let standard = Scenario(
         name: "default",
         summary: "A day's mix: eight apps, random switching, calls, background fetches and memory spikes.",
         budgetBytes: 768 * mebibyte, duration: .seconds(20), seed: 1,
@@ -24,7 +24,7 @@ extension Scenario {
     )
 
     /// Every built-in scenario, the default first.
-    public static let builtIn: [Scenario] = [
+    package static let builtIn: [Scenario] = [
         standard,
         Scenario(
             name: "switching",
@@ -83,7 +83,7 @@ extension Scenario {
     ]
 
     /// The built-in scenario named `name`.
-    public static func builtIn(named name: String) -> Scenario? {
+    package static func builtIn(named name: String) -> Scenario? {
         builtIn.first { $0.name == name }
     }
 

@@ -4,7 +4,7 @@ import SystemPackage
 extension Scenario {
     /// The built-in scenario named `reference`, or else the scenario file at that path, checked
     /// against `limits`. An unknown name is an error from `source`, the caller's name for the setting.
-    public static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(SimulationError) -> Scenario {
+    package static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(SimulationError) -> Scenario {
         if let scenario = builtIn(named: reference) {
             return try scenario.validated(source: "scenario \(reference.debugDescription)", limits: limits)
         }

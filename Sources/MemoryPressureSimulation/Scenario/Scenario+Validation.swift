@@ -5,7 +5,7 @@ extension Scenario {
     /// names are unique, the events name apps of the scenario and fall within its duration, and then
     /// the budget fits both the scenario (``minimumBudgetBytes``, which needs valid profiles) and the
     /// machine (`limits`). Throws the first problem, naming its field as a path into a scenario file.
-    public func validated(source: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
+    package func validated(source: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else {
             throw SimulationError(source: source, field: "name", problem: "\(name.debugDescription) is not a usable name", expected: "1 to 64 characters on one line")
         }

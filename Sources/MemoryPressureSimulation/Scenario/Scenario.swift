@@ -7,26 +7,26 @@ import MemoryPressure
 /// Built-in scenarios are in ``builtIn``; ``ScenarioFile`` reads them from JSON. A scenario is
 /// checked by ``validated()`` before it runs; the same scenario with the same seed always makes the
 /// same decisions (see ``SimulationPlan``).
-public struct Scenario: Hashable, Sendable {
+package struct Scenario: Hashable, Sendable {
     /// The scenario's name.
-    public var name: String
+    package var name: String
     /// One line saying what it shows.
-    public var summary: String
+    package var summary: String
     /// The memory budget of the simulated device, in bytes.
-    public var budgetBytes: Int
+    package var budgetBytes: Int
     /// How long the session lasts.
-    public var duration: Duration
+    package var duration: Duration
     /// The seed of every random decision.
-    public var seed: UInt64
+    package var seed: UInt64
     /// The apps installed, in order: the first is opened when the session starts.
-    public var apps: [ScenarioApp]
+    package var apps: [ScenarioApp]
     /// What the user does at random, or nil for scheduled events only.
-    public var randomActivity: RandomActivity?
+    package var randomActivity: RandomActivity?
     /// What the user does at set times.
-    public var events: [ScenarioEvent]
+    package var events: [ScenarioEvent]
 
     /// A scenario with these parts; see ``validated()``.
-    public init(
+    package init(
         name: String, summary: String, budgetBytes: Int, duration: Duration, seed: UInt64,
         apps: [ScenarioApp], randomActivity: RandomActivity?, events: [ScenarioEvent] = []
     ) {
@@ -44,7 +44,7 @@ public struct Scenario: Hashable, Sendable {
     /// largest app holds that no purge returns, with its largest spike on top, all under the
     /// reclamation target (70% of the budget). The active app is never terminated for pressure, so
     /// below this the system could not get back under target however hard it tried.
-    public var minimumBudgetBytes: Int {
+    package var minimumBudgetBytes: Int {
         let largestApp = apps.map(\.profile.unpurgeableBytes).max() ?? 0
         let largestSpike = max(
             randomActivity.map { $0.weights.spike > 0 ? $0.spikeBytes.upperBound : 0 } ?? 0,

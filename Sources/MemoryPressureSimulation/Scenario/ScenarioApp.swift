@@ -1,14 +1,14 @@
 import MemoryPressure
 
 /// An app of a scenario: its name and what kind of app it is.
-public struct ScenarioApp: Hashable, Sendable {
+package struct ScenarioApp: Hashable, Sendable {
     /// The name the app is registered under.
-    public var name: AppIdentifier
+    package var name: AppIdentifier
     /// What kind of app it is.
-    public var profile: AppProfile
+    package var profile: AppProfile
 
     /// An app named `name` of `profile`.
-    public init(name: AppIdentifier, profile: AppProfile) {
+    package init(name: AppIdentifier, profile: AppProfile) {
         self.name = name
         self.profile = profile
     }

@@ -1,9 +1,9 @@
 import MemoryPressure
 
 /// Something the user does at a set time in a scenario.
-public struct ScenarioEvent: Hashable, Sendable {
+package struct ScenarioEvent: Hashable, Sendable {
     /// What the user does.
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Brings the app to the foreground, launching it if it is not running; the app in the
         /// foreground before goes to the background.
         case open(AppIdentifier)
@@ -19,12 +19,12 @@ public struct ScenarioEvent: Hashable, Sendable {
     }
 
     /// When, from the start of the session.
-    public var time: Duration
+    package var time: Duration
     /// What.
-    public var action: Action
+    package var action: Action
 
     /// `action` at `time`.
-    public init(time: Duration, action: Action) {
+    package init(time: Duration, action: Action) {
         self.time = time
         self.action = action
     }

@@ -27,12 +27,12 @@ import SystemPackage
 /// `open` and `backgroundLaunch` (with `app`; `work` for the latter), `home`, `interruption`
 /// (`length`), `spike` (`size`, `hold`). Sizes are strings such as "64MiB" or numbers of bytes,
 /// durations strings such as "1.5s" or numbers of seconds; a range is `[low, high]` or one value.
-public enum ScenarioFile {
+package enum ScenarioFile {
     /// The largest scenario file read: 16 MiB, far beyond any real scenario.
-    public static let maximumSize = ByteCount(16 << 20)
+    package static let maximumSize = ByteCount(16 << 20)
 
     /// The scenario in the file at `path`, checked against `limits`.
-    public static func load(_ path: FilePath, limits: MemoryLimits) throws(SimulationError) -> Scenario {
+    package static func load(_ path: FilePath, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         let source = "scenario file \(path)"
         let bytes: [UInt8]
         do {
@@ -48,7 +48,7 @@ public enum ScenarioFile {
     }
 
     /// The scenario in `bytes`, named `defaultName` unless it names itself; errors name `source`.
-    public static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
+    package static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         let document: Document
         do {
             document = try JSONDecoder().decode(Document.self, from: Data(bytes))

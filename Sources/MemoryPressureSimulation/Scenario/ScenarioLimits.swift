@@ -1,31 +1,31 @@
 import MemoryPressure
 
 /// The ranges a scenario's figures must fall in, one place for the checks and their messages.
-public enum ScenarioLimits {
+package enum ScenarioLimits {
     /// How long a session may last.
-    public static let duration: ClosedRange<Duration> = .seconds(1) ... .seconds(3600)
+    package static let duration: ClosedRange<Duration> = .seconds(1) ... .seconds(3600)
     /// How many apps a scenario may have.
-    public static let appCount = 1 ... 64
+    package static let appCount = 1 ... 64
     /// The smallest budget of any scenario (most need more: ``Scenario/minimumBudgetBytes``).
-    public static let budgetFloorBytes = 64 << 20
+    package static let budgetFloorBytes = 64 << 20
     /// The size of a cache entry.
-    public static let entryBytes = 4 << 10 ... 256 << 20
+    package static let entryBytes = 4 << 10 ... 256 << 20
     /// A cache's limit, an app's own data, a fetch, a playback buffer, a spike.
-    public static let regionBytes = 0 ... 16 << 30
+    package static let regionBytes = 0 ... 16 << 30
     /// A growth rate, in bytes per second.
-    public static let bytesPerSecond = 0 ... 2 << 30
+    package static let bytesPerSecond = 0 ... 2 << 30
     /// The number of screens of an app.
-    public static let screens = 0 ... 64
+    package static let screens = 0 ... 64
     /// One backing store.
-    public static let backingStoreBytes = 0 ... 256 << 20
+    package static let backingStoreBytes = 0 ... 256 << 20
     /// A spike.
-    public static let spikeBytes = 1 << 20 ... 16 << 30
+    package static let spikeBytes = 1 << 20 ... 16 << 30
     /// The mean gap between random decisions.
-    public static let meanGap: ClosedRange<Duration> = .milliseconds(50) ... .seconds(3600)
+    package static let meanGap: ClosedRange<Duration> = .milliseconds(50) ... .seconds(3600)
     /// An interruption, a background launch's work, a spike's hold, background playback.
-    public static let span: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
+    package static let span: ClosedRange<Duration> = .milliseconds(10) ... .seconds(3600)
     /// A weight of the random process.
-    public static let weight: ClosedRange<Double> = 0 ... 1_000_000
+    package static let weight: ClosedRange<Double> = 0 ... 1_000_000
 
     /// The accepted form of a size, as errors state it.
     static let sizeForm = "a number and a unit (B, KiB, MiB, GiB, or KB, MB, GB), such as 768MiB or 1GiB"

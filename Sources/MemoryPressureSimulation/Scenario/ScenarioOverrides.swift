@@ -3,23 +3,23 @@ import MemoryPressure
 /// Changes to a scenario's budget, app count, duration and seed, as a user typed them. Each is
 /// checked against its range; errors name the setting by the caller's label for it (a command-line
 /// tool passes its option names).
-public struct ScenarioOverrides: Hashable, Sendable {
+package struct ScenarioOverrides: Hashable, Sendable {
     /// The settings a user can change, by their names.
-    public enum Setting: String, Hashable, Sendable, CaseIterable {
+    package enum Setting: String, Hashable, Sendable, CaseIterable {
         case scenario, budget, apps, duration, seed
     }
 
     /// A size such as `1GiB`, or nil to keep the scenario's.
-    public var budget: String?
+    package var budget: String?
     /// The number of apps, or nil to keep the scenario's.
-    public var appCount: Int?
+    package var appCount: Int?
     /// A duration such as `30s`, or nil to keep the scenario's.
-    public var duration: String?
+    package var duration: String?
     /// The seed, or nil to keep the scenario's.
-    public var seed: UInt64?
+    package var seed: UInt64?
 
     /// Overrides of the figures given.
-    public init(budget: String? = nil, appCount: Int? = nil, duration: String? = nil, seed: UInt64? = nil) {
+    package init(budget: String? = nil, appCount: Int? = nil, duration: String? = nil, seed: UInt64? = nil) {
         self.budget = budget
         self.appCount = appCount
         self.duration = duration
@@ -27,7 +27,7 @@ public struct ScenarioOverrides: Hashable, Sendable {
     }
 
     /// `scenario` with the overrides applied, each checked; errors name a setting by `label(setting)`.
-    public func apply(
+    package func apply(
         to scenario: Scenario, limits: MemoryLimits, label: (Setting) -> String = \.rawValue
     ) throws(SimulationError) -> Scenario {
         var scenario = scenario
