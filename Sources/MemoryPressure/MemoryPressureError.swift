@@ -26,20 +26,15 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
             case unparsableValue
             case invalidIdentifier
             case invalidTransition
-            case appTerminating
-            case backgroundTasksOpen
             case unknownBackgroundTask
             case duplicateApp
             case heapClosed
             case allocationFailed
             case stateArchiveUnusable
-            case stateWriteFailed
-            case stateUnreadable
-            case stateCorrupt
-            case stateCodingFailed
+            case stateNotSaved
+            case stateNotRestored
             case measurementUnavailable
-            case unreadableKernelFile
-            case malformedKernelFile
+            case measurementFailed
             case monitorCouldNotStart
         }
 
@@ -78,12 +73,10 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
 
         // MARK: Lifecycle
 
-        /// A lifecycle transition that does not start from the app's state. Nothing changed.
+        /// A lifecycle transition the app cannot make now: it does not start from the app's state,
+        /// the app is running `willTerminate`, or (to suspend) background tasks are open. Nothing
+        /// changed.
         public static let invalidTransition = Code(.invalidTransition)
-        /// A lifecycle transition asked of an app that is running `willTerminate`. Nothing changed.
-        public static let appTerminating = Code(.appTerminating)
-        /// An app asked to suspend while background tasks are open. Nothing changed.
-        public static let backgroundTasksOpen = Code(.backgroundTasksOpen)
         /// A background task to end that is not open (never begun, or already ended).
         public static let unknownBackgroundTask = Code(.unknownBackgroundTask)
         /// An app registered under an identifier that is already registered.
@@ -101,28 +94,22 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         /// The state archive cannot be used: its directory is not a usable directory, or the app was
         /// made without an archive.
         public static let stateArchiveUnusable = Code(.stateArchiveUnusable)
-        /// A state could not be saved (the directory is read-only, the disk is full, …); the state
-        /// saved before is kept.
-        public static let stateWriteFailed = Code(.stateWriteFailed)
-        /// A saved state exists but could not be read; the app launches fresh.
-        public static let stateUnreadable = Code(.stateUnreadable)
-        /// A saved state is damaged: its header, length or checksum does not match. The app
+        /// A state could not be saved: it could not be encoded, or the write failed (the directory is
+        /// read-only, the disk is full, …). The state saved before is kept.
+        public static let stateNotSaved = Code(.stateNotSaved)
+        /// A saved state could not be restored: it could not be read, it is damaged (its header,
+        /// length or checksum does not match), or it does not decode as the type asked for. The app
         /// launches fresh.
-        public static let stateCorrupt = Code(.stateCorrupt)
-        /// A state could not be encoded to be saved, or restored bytes could not be decoded as the
-        /// type asked for.
-        public static let stateCodingFailed = Code(.stateCodingFailed)
+        public static let stateNotRestored = Code(.stateNotRestored)
 
         // MARK: Measurement
 
         /// A kernel file that does not exist: this kernel or container does not offer the figure, and
         /// never will in this process.
         public static let measurementUnavailable = Code(.measurementUnavailable)
-        /// A kernel file that exists but could not be opened or read; ``MemoryPressureError/errno``
-        /// says why.
-        public static let unreadableKernelFile = Code(.unreadableKernelFile)
-        /// A kernel file whose contents are not in the format the kernel documents.
-        public static let malformedKernelFile = Code(.malformedKernelFile)
+        /// A kernel file that exists but could not be read (``MemoryPressureError/errno`` says why),
+        /// or whose contents are not in the format the kernel documents.
+        public static let measurementFailed = Code(.measurementFailed)
 
         // MARK: Monitor
 
@@ -132,12 +119,12 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// A limit that a value went over.
-    public struct ExceededLimit: Hashable, Sendable {
+    package struct ExceededLimit: Hashable, Sendable {
         /// The limit, in bytes.
-        public let bytes: Int
+        package let bytes: Int
         /// The limit's name as the message gives it: `the cgroup's memory.max` or `the machine's
         /// physical memory`.
-        public let name: String
+        package let name: String
     }
 
     /// The kind of problem.
@@ -147,12 +134,12 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
     /// The app involved, when the error is about one app and it is known.
     public let app: AppIdentifier?
     /// The errno of the failed system call, for ``Code/monitorCouldNotStart``,
-    /// ``Code/unreadableKernelFile``, ``Code/stateWriteFailed``, ``Code/stateUnreadable``, and
+    /// ``Code/measurementFailed``, ``Code/stateNotSaved``, ``Code/stateNotRestored``, and
     /// ``Code/allocationFailed`` when jemalloc returned one; nil otherwise.
     public let errno: Errno?
     /// For a budget over the machine's or the cgroup's memory (``Code/invalidBudget``), the limit it
     /// went over; nil otherwise.
-    public let exceededLimit: ExceededLimit?
+    package let exceededLimit: ExceededLimit?
 
     /// An error of `code` with the message `description`.
     init(
@@ -359,12 +346,12 @@ extension MemoryPressureError {
 
     /// The app is running `willTerminate`; only the termination can follow.
     static func appTerminating(app: AppIdentifier, transition: LifecycleTransition) -> Self {
-        Self(.appTerminating, "app \(app) cannot \(transition) while it is terminating", app: app)
+        Self(.invalidTransition, "app \(app) cannot \(transition) while it is terminating", app: app)
     }
 
     /// The app cannot suspend while `count` background tasks are open.
     static func backgroundTasksOpen(app: AppIdentifier, count: Int) -> Self {
-        Self(.backgroundTasksOpen, "app \(app) cannot suspend with \(count) background task(s) open; end them first", app: app)
+        Self(.invalidTransition, "app \(app) cannot suspend with \(count) background task(s) open; end them first", app: app)
     }
 
     /// No open background task of `app` is `task`.
@@ -433,7 +420,7 @@ extension MemoryPressureError {
     /// A file `operation` failed with `errno` while saving `app`'s state at `path`.
     static func stateWriteFailed(app: AppIdentifier, operation: String, errno: Errno, path: FilePath) -> Self {
         Self(
-            .stateWriteFailed,
+            .stateNotSaved,
             "\(stateSubject(app, path)) could not be saved (\(operation): \(errno)); the state saved before is kept",
             app: app,
             errno: errno
@@ -442,22 +429,22 @@ extension MemoryPressureError {
 
     /// `app`'s saved state at `path` exists but could not be read.
     static func stateUnreadable(app: AppIdentifier, errno: Errno, path: FilePath) -> Self {
-        Self(.stateUnreadable, "\(stateSubject(app, path)) is unreadable: \(errno); the app launches fresh", app: app, errno: errno)
+        Self(.stateNotRestored, "\(stateSubject(app, path)) is unreadable: \(errno); the app launches fresh", app: app, errno: errno)
     }
 
     /// `app`'s saved state at `path` is damaged, for `reason`.
     static func stateCorrupt(app: AppIdentifier, reason: String, path: FilePath) -> Self {
-        Self(.stateCorrupt, "\(stateSubject(app, path)) is corrupt: \(reason); the app launches fresh", app: app)
+        Self(.stateNotRestored, "\(stateSubject(app, path)) is corrupt: \(reason); the app launches fresh", app: app)
     }
 
     /// `app`'s state could not be encoded.
     static func stateEncodingFailed(app: AppIdentifier, reason: String) -> Self {
-        Self(.stateCodingFailed, "\(stateSubject(app, nil)) could not encode the state: \(reason)", app: app)
+        Self(.stateNotSaved, "\(stateSubject(app, nil)) could not encode the state: \(reason)", app: app)
     }
 
     /// Restored bytes could not be decoded as the type asked for.
     static func stateDecodingFailed(reason: String) -> Self {
-        Self(.stateCodingFailed, "\(stateSubject(nil, nil)) could not decode the restored state: \(reason)")
+        Self(.stateNotRestored, "\(stateSubject(nil, nil)) could not decode the restored state: \(reason)")
     }
 
     /// `state archive of <app> at <path>`, leaving out what is not known.
@@ -478,17 +465,17 @@ extension MemoryPressureError {
 
     /// `path` exists but could not be opened or read.
     static func kernelFileUnreadable(_ path: FilePath, errno: Errno) -> Self {
-        Self(.unreadableKernelFile, "\(path) could not be read: \(errno)", errno: errno)
+        Self(.measurementFailed, "\(path) could not be read: \(errno)", errno: errno)
     }
 
     /// `path`'s contents, `text`, are not in the format the kernel documents.
     static func kernelFileMalformed(_ path: FilePath, text: String) -> Self {
         let excerpt = text.count > 80 ? String(text.prefix(80)) + "…" : text
-        return Self(.malformedKernelFile, "\(path) is malformed: \(excerpt.debugDescription)")
+        return Self(.measurementFailed, "\(path) is malformed: \(excerpt.debugDescription)")
     }
 
     /// An error opening or reading `path`: a missing file is ``Code/measurementUnavailable``, any
-    /// other failure ``Code/unreadableKernelFile`` (swift-system throws only `Errno`; anything else
+    /// other failure ``Code/measurementFailed`` (swift-system throws only `Errno`; anything else
     /// counts as an I/O error).
     static func kernelFile(_ path: FilePath, opening error: any Error) -> Self {
         let errno = error as? Errno ?? .ioError

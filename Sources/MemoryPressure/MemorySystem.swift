@@ -42,7 +42,7 @@ public final class MemorySystem: Sendable {
     /// Every app's heap, caches and stores.
     package let registry = PurgeRegistry()
     /// Where apps save their state, when the configuration names a directory.
-    public let stateArchive: StateArchive?
+    package let stateArchive: StateArchive?
     /// The lifecycle events of every app the system hosts.
     public let lifecycleEvents = EventSource<LifecycleEvent>()
 

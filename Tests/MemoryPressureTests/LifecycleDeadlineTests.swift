@@ -53,7 +53,7 @@ struct LifecycleDeadlineTests {
         let error = await #expect(throws: MemoryPressureError.self) {
             try await app.enterBackground()
         }
-        #expect(error?.code == .appTerminating)
+        #expect(error?.code == .invalidTransition)
         #expect(error?.app == app.identifier)
         #expect(error?.description == "app \(app.identifier) cannot enterBackground while it is terminating")
         gate.signal()

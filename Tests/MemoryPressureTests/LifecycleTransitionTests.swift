@@ -177,7 +177,7 @@ struct LifecycleTransitionTests {
         let error = await #expect(throws: MemoryPressureError.self) {
             try await app.suspend()
         }
-        #expect(error?.code == .backgroundTasksOpen)
+        #expect(error?.code == .invalidTransition)
         #expect(error?.app == app.identifier)
         #expect(error?.description == "app \(app.identifier) cannot suspend with 1 background task(s) open; end them first")
         #expect(app.state == .background)

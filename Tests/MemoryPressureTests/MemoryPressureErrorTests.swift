@@ -5,7 +5,7 @@ import Testing
 struct MemoryPressureErrorTests {
     @Test func everyCodeHasADistinctDescription() {
         let codes = MemoryPressureError.Code.all
-        #expect(codes.count == 22)
+        #expect(codes.count == 17)
         #expect(Set(codes.map(\.description)).count == codes.count)
         #expect(Set(codes).count == codes.count)
         #expect(MemoryPressureError.Code.invalidBudget.description == "invalidBudget")
@@ -18,14 +18,14 @@ struct MemoryPressureErrorTests {
         #expect(first.hashValue == second.hashValue)
         #expect(Set([first, second]).count == 1)
         // Only the code and the message are compared.
-        let withErrno = MemoryPressureError(.stateWriteFailed, "the same message", errno: .noSpace)
-        let withoutErrno = MemoryPressureError(.stateWriteFailed, "the same message")
+        let withErrno = MemoryPressureError(.stateNotSaved, "the same message", errno: .noSpace)
+        let withoutErrno = MemoryPressureError(.stateNotSaved, "the same message")
         #expect(withErrno == withoutErrno)
         #expect(withErrno.hashValue == withoutErrno.hashValue)
     }
 
     @Test func errorsDifferingInCodeOrMessageAreNotEqual() {
         #expect(MemoryPressureError.duplicateApp(.test("one")) != .duplicateApp(.test("other")))
-        #expect(MemoryPressureError(.stateCorrupt, "message") != MemoryPressureError(.stateUnreadable, "message"))
+        #expect(MemoryPressureError(.stateNotSaved, "message") != MemoryPressureError(.stateNotRestored, "message"))
     }
 }

@@ -61,7 +61,7 @@ struct SavedDocument: Codable, Equatable {
         let contents = try readFile(file)
         try writeFile(file, damage.apply(to: contents))
         let error = #expect(throws: MemoryPressureError.self, "\(damage)") { try archive.load(for: app) }
-        #expect(error?.code == .stateCorrupt, "\(damage)")
+        #expect(error?.code == .stateNotRestored, "\(damage)")
         #expect(error?.app == app)
         #expect(error?.description.hasPrefix("state archive of \(app) at \(file) is corrupt: ") == true)
         #expect(error?.description.hasSuffix("; the app launches fresh") == true)
@@ -73,7 +73,7 @@ struct SavedDocument: Codable, Equatable {
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
         #expect(mkdir(temporary.string, 0o700) == 0)
         let error = #expect(throws: MemoryPressureError.self) { try archive.save([1], for: app) }
-        #expect(error?.code == .stateWriteFailed)
+        #expect(error?.code == .stateNotSaved)
         #expect(error?.errno == .isDirectory)
         #expect(
             error?.description
@@ -88,7 +88,7 @@ struct SavedDocument: Codable, Equatable {
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
         #expect(symlink("/dev/full", temporary.string) == 0)
         let error = #expect(throws: MemoryPressureError.self) { try archive.save([1, 2, 3], for: app) }
-        #expect(error?.code == .stateWriteFailed)
+        #expect(error?.code == .stateNotSaved)
         #expect(error?.errno == .noSpace)
         #expect(
             error?.description
@@ -135,7 +135,7 @@ struct SavedDocument: Codable, Equatable {
         }
         #expect(try await app.launch() == .active)
         #expect(options.value.first?.restoredState == nil)
-        guard options.value.first?.restorationFailure?.code == .stateCorrupt else {
+        guard options.value.first?.restorationFailure?.code == .stateNotRestored else {
             Issue.record("expected a corrupt archive in the launch options")
             return
         }

@@ -15,9 +15,9 @@ public final class BackingStore: ReleasableStore {
     /// Rows.
     public let height: Int
     /// Bytes per pixel.
-    public let bytesPerPixel: Int
+    package let bytesPerPixel: Int
     /// The heap the pixels live in.
-    public let heap: AppHeap
+    package let heap: AppHeap
 
     private let render: Renderer
     private let pixels = Mutex<HeapBuffer?>(nil)
@@ -46,7 +46,7 @@ public final class BackingStore: ReleasableStore {
     }
 
     /// The size of the pixels when present.
-    public var capacity: Int { width * height * bytesPerPixel }
+    package var capacity: Int { width * height * bytesPerPixel }
 
     /// Calls `body` with the pixels, rendering them first if they were released (or never made).
     public func withPixels<Result: Sendable>(
@@ -70,7 +70,7 @@ public final class BackingStore: ReleasableStore {
     }
 
     /// The number of times the pixels have been rendered.
-    public var renderCount: Int { renders.load(ordering: .relaxed) }
+    package var renderCount: Int { renders.load(ordering: .relaxed) }
 
     public var byteCount: Int { pixels.withLock { $0 == nil ? 0 : capacity } }
 

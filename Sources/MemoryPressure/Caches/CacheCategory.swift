@@ -8,11 +8,11 @@ public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
     /// The category's name, for reports.
     public let name: String
     /// What to do when the owning app enters the background.
-    public let onEnteringBackground: PurgeAction
+    package let onEnteringBackground: PurgeAction
     /// What to do at the warning level.
-    public let onWarning: PurgeAction
+    package let onWarning: PurgeAction
     /// What to do at the critical level.
-    public let onCritical: PurgeAction
+    package let onCritical: PurgeAction
 
     /// Decoded images: emptied on entering the background, on a warning and at critical.
     public static let images = CacheCategory(

@@ -10,7 +10,7 @@ public final class HeapBuffer: Sendable {
     /// The number of bytes.
     public let byteCount: Int
     /// The heap the bytes live in.
-    public let heap: AppHeap
+    package let heap: AppHeap
     /// Never nil until deinitialization.
     private let allocation: Mutex<ArenaAllocation?>
 

@@ -28,9 +28,9 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// Whether the values' bytes live in the owner's heap or elsewhere (counted by declared cost).
     public let payloadLocation: PayloadLocation
     /// The most total cost kept, or nil for no limit.
-    public let costLimit: Int?
+    @usableFromInline package let costLimit: Int?
     /// The most entries kept, or nil for no limit other than ``maximumCount``.
-    public let countLimit: Int?
+    @usableFromInline package let countLimit: Int?
 
     /// The most entries any cache keeps (16,777,214): a cache without a count limit evicts its least
     /// recently used entries beyond it, as if that were its limit.
@@ -110,7 +110,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     /// Removes least recently used entries until the total cost is at most `cost`.
     @discardableResult
-    public func trim(toCost cost: Int) -> CachePurgeResult {
+    package func trim(toCost cost: Int) -> CachePurgeResult {
         trim { count, _ in (count, cost) }
     }
 

@@ -36,7 +36,7 @@ public actor App {
     nonisolated let events: EventSource<LifecycleEvent>?
 
     /// Where the app saves its state, and where its launches restore it from.
-    public nonisolated let stateArchive: StateArchive?
+    package nonisolated let stateArchive: StateArchive?
     /// Makes a fresh delegate for each launch, for apps made with `init(identifier:…makeDelegate:)`.
     nonisolated let makeDelegate: (@Sendable () -> sending any AppDelegate)?
 
@@ -49,7 +49,7 @@ public actor App {
 
     /// An app that is not running, with `delegate` as its code for every launch, reporting to
     /// `events` and saving its state in `stateArchive` when given.
-    public init(
+    package init(
         identifier: AppIdentifier,
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,
@@ -68,7 +68,7 @@ public actor App {
     /// An app that is not running and makes its code afresh for each launch, as a process would:
     /// `makeDelegate` runs on the app's run loop before `willFinishLaunching`, and the delegate,
     /// with everything only it holds, is released when the app is terminated.
-    public init(
+    package init(
         identifier: AppIdentifier,
         configuration: AppConfiguration = .default,
         events: EventSource<LifecycleEvent>? = nil,

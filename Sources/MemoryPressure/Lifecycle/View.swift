@@ -17,14 +17,14 @@ open class View {
     }
 
     /// Marks the backing stores of this view and every view inside it visible or not.
-    public func markBackingStores(visible: Bool) {
+    package func markBackingStores(visible: Bool) {
         backingStore?.isVisible = visible
         for view in subviews { view.markBackingStores(visible: visible) }
     }
 
     /// Releases the backing stores of this view and every view inside it; returns the bytes released.
     @discardableResult
-    public func releaseBackingStores() -> Int {
+    package func releaseBackingStores() -> Int {
         subviews.reduce(backingStore?.release() ?? 0) { $0 + $1.releaseBackingStores() }
     }
 }

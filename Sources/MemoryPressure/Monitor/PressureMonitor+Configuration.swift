@@ -8,10 +8,10 @@ extension PressureMonitor {
         /// Time between samples. Default 250 ms.
         public var interval: Duration = .milliseconds(250)
         /// Longest time between jemalloc epoch refreshes (full samples). Default 1 s.
-        public var allocatorRefreshInterval: Duration = .seconds(1)
+        package var allocatorRefreshInterval: Duration = .seconds(1)
         /// A change of the cheap footprint at least this large since the last full sample makes the
         /// next sample a full one. Default 16 MiB.
-        public var allocatorRefreshBytes: Int = 16 << 20
+        package var allocatorRefreshBytes: Int = 16 << 20
         /// How long a lower level must hold before the fall is announced. Default 5 s.
         public var settleTime: Duration = .seconds(5)
         /// Time between repeated announcements at one level. Default 25 s.

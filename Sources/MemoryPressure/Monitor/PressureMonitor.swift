@@ -28,7 +28,7 @@ public final class PressureMonitor: Sendable {
     private let thread = Mutex<SamplingThread?>(nil)
 
     /// A monitor that does nothing until ``start()``.
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
     }
@@ -37,7 +37,7 @@ public final class PressureMonitor: Sendable {
     /// already running.
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
-    public func start() throws(MemoryPressureError) {
+    package func start() throws(MemoryPressureError) {
         guard configuration.interval > .zero else {
             throw .monitorIntervalNotPositive(configuration.interval)
         }
@@ -54,14 +54,14 @@ public final class PressureMonitor: Sendable {
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
     /// every stream of ``events``. The monitor can be started again.
-    public func stop() {
+    package func stop() {
         let running = thread.withLock { $0.take() }
         running?.stop()
         events.finishStreams()
     }
 
     /// Whether the monitor is sampling.
-    public var isRunning: Bool {
+    package var isRunning: Bool {
         thread.withLock { $0 != nil }
     }
 

@@ -8,7 +8,7 @@ public struct StallThresholds: Hashable, Sendable {
     public let fullAverage10ForCritical: Double
 
     /// The thresholds accepted: a percentage of time stalled, greater than zero and at most 100.
-    public static let percentRange: ClosedRange<Double> = .leastNonzeroMagnitude ... 100
+    package static let percentRange: ClosedRange<Double> = .leastNonzeroMagnitude ... 100
 
     /// Thresholds in percent of the last 10 seconds stalled, each within ``percentRange``.
     public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(MemoryPressureError) {

@@ -21,7 +21,7 @@ public struct StallTrigger: Hashable, Sendable, CustomStringConvertible {
     public let window: Duration
 
     /// The windows the kernel accepts.
-    public static let windowRange: ClosedRange<Duration> = .milliseconds(500) ... .seconds(10)
+    package static let windowRange: ClosedRange<Duration> = .milliseconds(500) ... .seconds(10)
 
     /// A trigger of `stall` per `window`, checked against the kernel's limits: the window within
     /// 500 ms to 10 s, the stall positive and no longer than the window.

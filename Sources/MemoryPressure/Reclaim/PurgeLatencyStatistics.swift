@@ -2,7 +2,7 @@
 /// sample that crossed the warning threshold to the measurement under target.
 public struct PurgeLatencyStatistics: Hashable, Sendable {
     /// Every latency recorded, in order (the most recent `capacity`).
-    public private(set) var latencies: [Duration] = []
+    package private(set) var latencies: [Duration] = []
     /// How many latencies are kept.
     static let capacity = 10_000
 

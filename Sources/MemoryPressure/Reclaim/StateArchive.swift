@@ -14,15 +14,15 @@ import SystemPackage
 /// either the old state or the new one, never a mixture. The file carries a header with the length
 /// and a checksum of the state, so a damaged file is reported as corrupt instead of being handed
 /// back.
-public final class StateArchive: Sendable {
+package final class StateArchive: Sendable {
     /// The directory holding one directory per app.
-    public let directory: FilePath
+    package let directory: FilePath
 
     static let fileName: FilePath.Component = "state"
     static let temporaryFileName: FilePath.Component = "state.tmp"
 
     /// An archive in `directory`, created (mode 0700, parents included) when missing.
-    public init(directory: FilePath) throws(MemoryPressureError) {
+    package init(directory: FilePath) throws(MemoryPressureError) {
         guard !directory.isEmpty else {
             throw .stateArchiveUnusable(app: nil, reason: "the path is empty", path: directory)
         }
@@ -32,7 +32,7 @@ public final class StateArchive: Sendable {
 
     /// Saves `bytes` as `app`'s state, replacing what was saved before only once the new state is
     /// safely on disk.
-    public func save(_ bytes: [UInt8], for app: AppIdentifier) throws(MemoryPressureError) {
+    package func save(_ bytes: [UInt8], for app: AppIdentifier) throws(MemoryPressureError) {
         let appDirectory = directory.appending(app.rawValue)
         try Self.makeDirectory(appDirectory, app: app, creatingParents: false)
         let temporary = appDirectory.appending(Self.temporaryFileName)
@@ -69,7 +69,7 @@ public final class StateArchive: Sendable {
 
     /// `app`'s saved state, or nil when it has none. Throws when a state exists but cannot be read
     /// or is damaged.
-    public func load(for app: AppIdentifier) throws(MemoryPressureError) -> [UInt8]? {
+    package func load(for app: AppIdentifier) throws(MemoryPressureError) -> [UInt8]? {
         let path = directory.appending(app.rawValue).appending(Self.fileName)
         let contents: [UInt8]
         do {
@@ -88,7 +88,7 @@ public final class StateArchive: Sendable {
     }
 
     /// Deletes `app`'s saved state, if any.
-    public func remove(for app: AppIdentifier) {
+    package func remove(for app: AppIdentifier) {
         _ = unlink(directory.appending(app.rawValue).appending(Self.fileName).string)
     }
 

@@ -29,7 +29,7 @@ public final class EventSource<Event: Sendable>: Sendable {
     private let state = Mutex(State())
 
     /// A source with no observers and no streams.
-    public init() {}
+    package init() {}
 
     /// Calls `observer` with every event from now on, synchronously, on the thread that emits it,
     /// until the returned token is cancelled or released.
