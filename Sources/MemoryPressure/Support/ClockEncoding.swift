@@ -15,7 +15,7 @@ enum ClockEncoding {
     /// `duration` in seconds.
     static func seconds(_ duration: Duration) -> Double {
         let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) * 1e-18
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 
     /// `instant` in seconds since boot (`CLOCK_BOOTTIME`).
@@ -23,7 +23,7 @@ enum ClockEncoding {
         var boot = timespec()
         clock_gettime(CLOCK_BOOTTIME, &boot)
         let offset = instant - ContinuousClock.now
-        return Double(boot.tv_sec) + Double(boot.tv_nsec) * 1e-9 + seconds(offset)
+        return Double(boot.tv_sec) + Double(boot.tv_nsec) / 1e9 + seconds(offset)
     }
 }
 
