@@ -1,5 +1,8 @@
 /// One arena's statistics as of one epoch.
-public struct ArenaStatistics: Hashable, Sendable {
+///
+/// Codable as an object: `smallAllocatedBytes`, `largeAllocatedBytes`, `activePages`, `dirtyPages`,
+/// `muzzyPages`, `residentBytes` and `mappedBytes`.
+public struct ArenaStatistics: Hashable, Sendable, Codable {
     /// Bytes allocated in small size classes (up to 14 KiB by default).
     public var smallAllocated: Int
     /// Bytes allocated in large size classes.
@@ -36,6 +39,14 @@ public struct ArenaStatistics: Hashable, Sendable {
 
     /// Bytes allocated in the arena, small and large.
     public var allocated: Int { smallAllocated + largeAllocated }
+
+    private enum CodingKeys: String, CodingKey {
+        case smallAllocated = "smallAllocatedBytes"
+        case largeAllocated = "largeAllocatedBytes"
+        case activePages, dirtyPages, muzzyPages
+        case resident = "residentBytes"
+        case mapped = "mappedBytes"
+    }
 }
 
 extension ArenaStatistics {

@@ -1,5 +1,9 @@
 /// The parts of jemalloc's configuration that decide how memory is returned to the system.
-public struct JemallocConfiguration: Hashable, Sendable {
+///
+/// Codable as an object: `version`, `statisticsEnabled`, `automaticArenaCount`, `arenaCount`,
+/// `dirtyDecayMilliseconds`, `muzzyDecayMilliseconds`, `backgroundThread`, `threadCache`,
+/// `pageSizeBytes` and `oversizeThresholdBytes`.
+public struct JemallocConfiguration: Hashable, Sendable, Codable {
     /// jemalloc's version string, for example `5.3.0-0-g54eaed1d…`.
     public var version: String
     /// Whether jemalloc was built with statistics (`config.stats`); without them no footprint can be read.
@@ -20,6 +24,13 @@ public struct JemallocConfiguration: Hashable, Sendable {
     public var pageSize: Int
     /// Allocations at least this large from automatic arenas go to a dedicated arena.
     public var oversizeThreshold: Int
+
+    private enum CodingKeys: String, CodingKey {
+        case version, statisticsEnabled, automaticArenaCount, arenaCount
+        case dirtyDecayMilliseconds, muzzyDecayMilliseconds, backgroundThread, threadCache
+        case pageSize = "pageSizeBytes"
+        case oversizeThreshold = "oversizeThresholdBytes"
+    }
 
     /// Reads the current configuration.
     public static func current() throws(JemallocError) -> JemallocConfiguration {

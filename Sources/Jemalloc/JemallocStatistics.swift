@@ -1,5 +1,8 @@
 /// jemalloc's process-wide statistics, in bytes, as of one epoch.
-public struct JemallocStatistics: Hashable, Sendable {
+///
+/// Codable as an object of byte counts: `allocatedBytes`, `activeBytes`, `residentBytes`,
+/// `mappedBytes`, `retainedBytes` and `metadataBytes`.
+public struct JemallocStatistics: Hashable, Sendable, Codable {
     /// Bytes allocated by the application, including bytes parked in thread caches.
     public var allocated: Int
     /// Bytes in active pages: `allocated` rounded up to pages, plus fragmentation.
@@ -22,6 +25,15 @@ public struct JemallocStatistics: Hashable, Sendable {
         self.mapped = mapped
         self.retained = retained
         self.metadata = metadata
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case allocated = "allocatedBytes"
+        case active = "activeBytes"
+        case resident = "residentBytes"
+        case mapped = "mappedBytes"
+        case retained = "retainedBytes"
+        case metadata = "metadataBytes"
     }
 
     /// Refreshes the epoch and reads the statistics through cached MIBs.

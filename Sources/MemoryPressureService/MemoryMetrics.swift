@@ -61,7 +61,7 @@ public final class MemoryMetrics: Sendable {
         )
         terminations = CounterFamily(
             label: label("terminations_total"), dimension: "reason", keys: TerminationReason.allCases,
-            value: \.metricValue, factory: factory
+            value: \.rawValue, factory: factory
         )
         purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
         sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)

@@ -13,23 +13,25 @@ extension StatsSnapshot {
             return "\(ByteCount(count)) (\(count) bytes)"
         }
 
-        if let jemalloc {
-            section("jemalloc \(jemalloc.version)")
-            row("allocated", bytes(jemalloc.allocatedBytes))
-            row("active", bytes(jemalloc.activeBytes))
-            row("resident", bytes(jemalloc.residentBytes))
-            row("mapped", bytes(jemalloc.mappedBytes))
-            row("retained", bytes(jemalloc.retainedBytes))
-            row("metadata", bytes(jemalloc.metadataBytes))
+        if let statistics = jemallocStatistics {
+            section(["jemalloc", jemallocConfiguration?.version].compactMap { $0 }.joined(separator: " "))
+            row("allocated", bytes(statistics.allocated))
+            row("active", bytes(statistics.active))
+            row("resident", bytes(statistics.resident))
+            row("mapped", bytes(statistics.mapped))
+            row("retained", bytes(statistics.retained))
+            row("metadata", bytes(statistics.metadata))
+        }
+        if let configuration = jemallocConfiguration {
             section("jemalloc configuration")
-            row("statistics", jemalloc.statisticsEnabled ? "enabled" : "disabled")
-            row("arenas", "\(jemalloc.arenas) (\(jemalloc.automaticArenas) automatic)")
-            row("dirty decay", Self.decay(jemalloc.dirtyDecayMilliseconds))
-            row("muzzy decay", Self.decay(jemalloc.muzzyDecayMilliseconds))
-            row("background thread", jemalloc.backgroundThread ? "on" : "off")
-            row("thread cache", jemalloc.threadCache ? "on" : "off")
-            row("page size", bytes(jemalloc.pageSizeBytes))
-            row("oversize threshold", bytes(jemalloc.oversizeThresholdBytes))
+            row("statistics", configuration.statisticsEnabled ? "enabled" : "disabled")
+            row("arenas", "\(configuration.arenaCount) (\(configuration.automaticArenaCount) automatic)")
+            row("dirty decay", Self.decay(configuration.dirtyDecayMilliseconds))
+            row("muzzy decay", Self.decay(configuration.muzzyDecayMilliseconds))
+            row("background thread", configuration.backgroundThread ? "on" : "off")
+            row("thread cache", configuration.threadCache ? "on" : "off")
+            row("page size", bytes(configuration.pageSize))
+            row("oversize threshold", bytes(configuration.oversizeThreshold))
         }
         if let process {
             section("process (/proc/self/statm)")
@@ -44,9 +46,9 @@ extension StatsSnapshot {
             row("memory.high", Self.limit(bytes: cgroup.highBytes, unlimited: cgroup.highIsUnlimited, format: bytes))
         }
         if let pressure {
-            section("memory pressure (\(pressure.source))")
-            row("some avg10", "\(pressure.someAverage10)%")
-            row("full avg10", "\(pressure.fullAverage10)%")
+            section("memory pressure (\(pressureSource))")
+            row("some avg10", "\(pressure.some.average10)%")
+            row("full avg10", "\(pressure.full.average10)%")
         }
         if !unavailable.isEmpty {
             section("not available here")

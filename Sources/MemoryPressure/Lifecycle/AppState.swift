@@ -1,6 +1,8 @@
 /// Where an app is in its lifecycle, as UIKit's `UIApplication.State` plus the two states the system
 /// keeps to itself.
-public enum AppState: Hashable, Sendable, CaseIterable, CustomStringConvertible {
+///
+/// Codable as its name, such as `"suspended"`.
+public enum AppState: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// Not launched, or terminated.
     case notRunning
     /// In the foreground but not receiving events: launching, interrupted, or passing between states.
@@ -21,13 +23,5 @@ public enum AppState: Hashable, Sendable, CaseIterable, CustomStringConvertible 
         }
     }
 
-    public var description: String {
-        switch self {
-        case .notRunning: "notRunning"
-        case .inactive: "inactive"
-        case .active: "active"
-        case .background: "background"
-        case .suspended: "suspended"
-        }
-    }
+    public var description: String { rawValue }
 }

@@ -1,5 +1,8 @@
 /// Why the system terminated an app.
-public enum TerminationReason: Hashable, Sendable, CaseIterable, CustomStringConvertible {
+///
+/// Its raw value, and its Codable form, is its case name, such as `"systemPressure"`; its
+/// description is the name in words (`system pressure`).
+public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// The system needed the memory back.
     case systemPressure
     /// The app went over its own hard memory limit.

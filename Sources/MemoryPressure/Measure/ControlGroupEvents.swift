@@ -1,5 +1,7 @@
 /// The counters of a cgroup's `memory.events`: how often each limit was hit since the cgroup was made.
-public struct ControlGroupEvents: Hashable, Sendable {
+///
+/// Codable as an object of counts: `low`, `high`, `max`, `oom` and `oomKill`.
+public struct ControlGroupEvents: Hashable, Sendable, Codable {
     /// Times the cgroup was reclaimed from while under `memory.low`.
     public var low: Int
     /// Times the cgroup was throttled for exceeding `memory.high`.

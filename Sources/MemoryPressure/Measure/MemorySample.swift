@@ -4,7 +4,12 @@ import Jemalloc
 ///
 /// A cheap sample (see ``SampleDepth``) reads only `/proc/self/statm`; its allocator, cgroup
 /// and stall figures are nil or empty.
-public struct MemorySample: Hashable, Sendable {
+///
+/// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
+/// `cgroupCurrentBytes`, `footprintBytes`, `jemalloc` (``JemallocStatistics``), `cgroupEvents`
+/// (``ControlGroupEvents``), `pressureStall` (``PressureStall``) and `samplingDurationSeconds`; a
+/// figure that is nil is left out.
+public struct MemorySample: Hashable, Sendable, Encodable {
     /// When the reading was taken.
     public var time: ContinuousClock.Instant
     /// The process's resident bytes, from `/proc/self/statm`.
@@ -44,5 +49,28 @@ public struct MemorySample: Hashable, Sendable {
     /// resident bytes when statm could not be read.
     public var footprintBytes: Int? {
         residentBytes ?? jemalloc?.resident
+    }
+}
+
+extension MemorySample {
+    private enum CodingKeys: String, CodingKey {
+        case time, residentBytes, cgroupCurrentBytes, footprintBytes, jemalloc, cgroupEvents, pressureStall
+        case samplingDuration = "samplingDurationSeconds"
+    }
+
+    /// Encodes the sample's figures and its ``footprintBytes``, leaving out those that are nil.
+    /// `time` is a number of seconds on the continuous clock's timeline, which on Linux is
+    /// `CLOCK_BOOTTIME`: seconds since boot, as the first figure of `/proc/uptime`.
+    /// `samplingDurationSeconds` is a number of seconds.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(secondsSinceBoot: time, forKey: .time)
+        try container.encodeIfPresent(residentBytes, forKey: .residentBytes)
+        try container.encodeIfPresent(cgroupCurrentBytes, forKey: .cgroupCurrentBytes)
+        try container.encodeIfPresent(footprintBytes, forKey: .footprintBytes)
+        try container.encodeIfPresent(jemalloc, forKey: .jemalloc)
+        try container.encodeIfPresent(cgroupEvents, forKey: .cgroupEvents)
+        try container.encodeIfPresent(pressureStall, forKey: .pressureStall)
+        try container.encodeIfPresent(seconds: samplingDuration, forKey: .samplingDuration)
     }
 }

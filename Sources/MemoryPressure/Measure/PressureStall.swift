@@ -3,9 +3,14 @@ import SystemPackage
 /// Pressure stall information for memory: how much of the time tasks waited for memory.
 ///
 /// Read from `/proc/pressure/memory`, or from a cgroup's `memory.pressure` for that cgroup alone.
-public struct PressureStall: Hashable, Sendable {
+///
+/// Codable as an object with `some` and `full`, each ``Figures``.
+public struct PressureStall: Hashable, Sendable, Codable {
     /// Stall figures over three windows and in total.
-    public struct Figures: Hashable, Sendable {
+    ///
+    /// Codable as an object: `average10Percent`, `average60Percent`, `average300Percent` and
+    /// `totalMicroseconds`.
+    public struct Figures: Hashable, Sendable, Codable {
         /// Percentage of the last 10 seconds stalled.
         public var average10: Double
         /// Percentage of the last 60 seconds stalled.
@@ -21,6 +26,13 @@ public struct PressureStall: Hashable, Sendable {
             self.average60 = average60
             self.average300 = average300
             self.totalMicroseconds = totalMicroseconds
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case average10 = "average10Percent"
+            case average60 = "average60Percent"
+            case average300 = "average300Percent"
+            case totalMicroseconds
         }
     }
 

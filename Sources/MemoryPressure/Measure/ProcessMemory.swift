@@ -9,7 +9,9 @@ import SystemPackage
 ///
 /// Reading it costs about a microsecond, so it is the cheap figure to sample often; jemalloc's
 /// statistics say where the bytes are, this says how many the kernel charges the process for.
-package struct ProcessMemory: Hashable, Sendable {
+///
+/// Codable as an object: `residentBytes`, `virtualBytes` and `sharedBytes`.
+package struct ProcessMemory: Hashable, Sendable, Codable {
     /// Bytes of the process's pages that are resident in memory (RSS).
     package var residentBytes: Int
     /// Bytes of the process's virtual address space.

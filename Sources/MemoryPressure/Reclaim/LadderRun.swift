@@ -1,8 +1,15 @@
 /// One run of the reclamation ladder: what it did, step by step, and how long the footprint took to
 /// come back under target.
-public struct LadderRun: Hashable, Sendable {
+///
+/// Encodable as an object: `level` by name, `crossingTime`, `startTime` and `endTime` (seconds since
+/// boot, see ``encode(to:)``), `footprintBeforeBytes`, `footprintAfterBytes`, `targetBytes`, `steps`
+/// (each a ``Step``) and `latencySeconds`; a figure that is nil is left out.
+public struct LadderRun: Hashable, Sendable, Encodable {
     /// One step's share of a run.
-    public struct Step: Hashable, Sendable {
+    ///
+    /// Encodable as an object: `step` by name, `durationSeconds`, `releasedBytes` and `terminated`
+    /// (app identifiers).
+    public struct Step: Hashable, Sendable, Encodable {
         /// The step.
         public var step: ReclamationStep
         /// How long it took.
@@ -11,6 +18,20 @@ public struct LadderRun: Hashable, Sendable {
         public var releasedBytes: Int
         /// The apps it terminated, in order.
         public var terminated: [AppIdentifier]
+
+        private enum CodingKeys: String, CodingKey {
+            case step, releasedBytes, terminated
+            case duration = "durationSeconds"
+        }
+
+        /// Encodes the step's share, its duration as a number of seconds.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(step, forKey: .step)
+            try container.encode(seconds: duration, forKey: .duration)
+            try container.encode(releasedBytes, forKey: .releasedBytes)
+            try container.encode(terminated, forKey: .terminated)
+        }
     }
 
     /// The level the run climbed to.
@@ -32,4 +53,27 @@ public struct LadderRun: Hashable, Sendable {
     /// From the crossing sample to the measurement that found the footprint under target, when this
     /// run got it there; nil when it ended above target.
     public var latency: Duration?
+}
+
+extension LadderRun {
+    private enum CodingKeys: String, CodingKey {
+        case level, crossingTime, startTime, endTime, footprintBeforeBytes, footprintAfterBytes, targetBytes, steps
+        case latency = "latencySeconds"
+    }
+
+    /// Encodes the run. Its times are numbers of seconds on the continuous clock's timeline, which on
+    /// Linux is `CLOCK_BOOTTIME`: seconds since boot, as the first figure of `/proc/uptime`.
+    /// `latencySeconds` is a number of seconds.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(level, forKey: .level)
+        try container.encode(secondsSinceBoot: crossingTime, forKey: .crossingTime)
+        try container.encode(secondsSinceBoot: startTime, forKey: .startTime)
+        try container.encode(secondsSinceBoot: endTime, forKey: .endTime)
+        try container.encodeIfPresent(footprintBeforeBytes, forKey: .footprintBeforeBytes)
+        try container.encodeIfPresent(footprintAfterBytes, forKey: .footprintAfterBytes)
+        try container.encode(targetBytes, forKey: .targetBytes)
+        try container.encode(steps, forKey: .steps)
+        try container.encodeIfPresent(seconds: latency, forKey: .latency)
+    }
 }

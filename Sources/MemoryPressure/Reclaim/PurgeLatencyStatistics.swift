@@ -1,6 +1,9 @@
 /// The purge latencies of the ladder runs that brought the footprint back under target: from the
 /// sample that crossed the warning threshold to the measurement under target.
-public struct PurgeLatencyStatistics: Hashable, Sendable {
+///
+/// Encodable as a summary: `count`, and `p50Seconds`, `p99Seconds` and `maxSeconds`, left out when
+/// no latency is recorded.
+public struct PurgeLatencyStatistics: Hashable, Sendable, Encodable {
     /// Every latency recorded, in order (the most recent `capacity`).
     package private(set) var latencies: [Duration] = []
     /// How many latencies are kept.
@@ -32,4 +35,19 @@ public struct PurgeLatencyStatistics: Hashable, Sendable {
     public var p99: Duration? { percentile(0.99) }
     /// The largest.
     public var max: Duration? { latencies.max() }
+}
+
+extension PurgeLatencyStatistics {
+    private enum CodingKeys: String, CodingKey {
+        case count, p50Seconds, p99Seconds, maxSeconds
+    }
+
+    /// Encodes the summary, its latencies as numbers of seconds (not every latency kept).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(count, forKey: .count)
+        try container.encodeIfPresent(seconds: p50, forKey: .p50Seconds)
+        try container.encodeIfPresent(seconds: p99, forKey: .p99Seconds)
+        try container.encodeIfPresent(seconds: max, forKey: .maxSeconds)
+    }
 }

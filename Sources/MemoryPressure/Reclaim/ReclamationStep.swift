@@ -1,5 +1,7 @@
 /// A step of the reclamation ladder: what the system did, and what chose an app for termination.
-public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+///
+/// Codable as its name, such as `"terminateSuspended"`.
+public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// An app entered the background: its caches were purged per category and its backing stores
     /// released.
     case enteringBackground

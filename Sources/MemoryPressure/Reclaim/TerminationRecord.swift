@@ -1,5 +1,8 @@
 /// One app's termination, as the system records it.
-public struct TerminationRecord: Hashable, Sendable {
+///
+/// Encodable as an object: `app`, `state` and `reason` by name, `footprintBytes`, `returnedBytes`,
+/// `time` (seconds since boot, see ``encode(to:)``) and `step` by name, left out when nil.
+public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The app terminated.
     public var app: AppIdentifier
     /// The state it was terminated from.
@@ -29,5 +32,24 @@ public struct TerminationRecord: Hashable, Sendable {
         self.returnedBytes = returnedBytes
         self.time = time
         self.step = step
+    }
+}
+
+extension TerminationRecord {
+    private enum CodingKeys: String, CodingKey {
+        case app, state, footprintBytes, reason, returnedBytes, time, step
+    }
+
+    /// Encodes the record. `time` is a number of seconds on the continuous clock's timeline, which
+    /// on Linux is `CLOCK_BOOTTIME`: seconds since boot, as the first figure of `/proc/uptime`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(app, forKey: .app)
+        try container.encode(state, forKey: .state)
+        try container.encode(footprintBytes, forKey: .footprintBytes)
+        try container.encode(reason, forKey: .reason)
+        try container.encode(returnedBytes, forKey: .returnedBytes)
+        try container.encode(secondsSinceBoot: time, forKey: .time)
+        try container.encodeIfPresent(step, forKey: .step)
     }
 }
