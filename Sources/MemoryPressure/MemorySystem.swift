@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import SystemPackage
 
 // The path of data, in five lines:
 // 1. The monitor's thread samples (statm, jemalloc, cgroup, PSI) and publishes on `monitor.events`.
@@ -191,6 +192,91 @@ public final class MemorySystem: Sendable {
                     await ladder.handle(event)
                 }
             }
+        }
+    }
+}
+
+extension MemorySystem {
+    /// How a memory system samples, judges and reclaims. Only the budget is required.
+    public struct Configuration: Sendable {
+        /// How the pressure monitor samples and judges; its budget is the system's budget.
+        public var monitor: PressureMonitor.Configuration
+        /// The footprint the ladder works down to, as a fraction of the budget: a low watermark
+        /// below the warning threshold. Nil: the warning level's recovery threshold (70% of the
+        /// budget with the standard thresholds).
+        public var targetRatio: Double?
+        /// How long the ladder waits for the apps to finish with a memory warning before it goes
+        /// on: an app whose run loop is blocked cannot hold reclamation up. Default 2 s.
+        public var warningTimeout: Duration = .seconds(2)
+        /// Where apps save their state, or nil for no state archive.
+        public var stateArchiveDirectory: FilePath?
+        /// Where the system logs level changes, purges and terminations.
+        public var logger: Logger
+
+        /// The defaults, judged against `budget`.
+        public init(
+            budget: MemoryBudget,
+            stateArchiveDirectory: FilePath? = nil,
+            logger: Logger = Logger(label: "MemoryPressure.MemorySystem")
+        ) {
+            self.monitor = PressureMonitor.Configuration(budget: budget, logger: logger)
+            self.stateArchiveDirectory = stateArchiveDirectory
+            self.logger = logger
+        }
+
+        /// The budget samples are judged against.
+        public var budget: MemoryBudget {
+            get { monitor.budget }
+            set { monitor.budget = newValue }
+        }
+
+        /// The target in bytes, checked to lie above zero and below the warning threshold.
+        func targetBytes() throws(MemoryPressureError) -> Int {
+            let warning = budget.thresholds.ratios.warning
+            let ratio = targetRatio ?? budget.thresholds.ratios.warningRecovery
+            guard ratio > 0, ratio < warning else {
+                throw .targetOutOfRange(ratio: ratio, warningRatio: warning)
+            }
+            return Int(Double(budget.totalBytes) * ratio)
+        }
+    }
+}
+
+extension MemorySystem {
+    /// Terminates every app that is running or suspended, for reason `explicit`, as a service does
+    /// when it shuts down, and returns their records.
+    ///
+    /// Running apps (inactive, active, background) get `willTerminate`, within their termination
+    /// deadline, to save their state (``App/saveState(_:)``); suspended apps are terminated at once,
+    /// without a callback, as they saved theirs on entering the background. The apps are terminated
+    /// together, so the whole takes about the longest deadline, not their sum.
+    ///
+    /// Returns once each app's run loop has let go of its memory, or its termination deadline has
+    /// passed (such an app's record is added to ``terminations`` when its run loop drains), with
+    /// the records in the order they came. Cancellation does not cut the shutdown short: a cancelled
+    /// service still delivers `willTerminate` and waits for the records.
+    ///
+    /// Call it after ``run()`` has returned, so the ladder does not terminate apps at the same time;
+    /// an app launched after the call began is not terminated.
+    @discardableResult
+    public func shutDown() async -> [TerminationRecord] {
+        let apps = hosted.apps.filter { $0.state != .notRunning }
+        guard !apps.isEmpty else { return [] }
+        logger.info("shutting down: terminating every app", metadata: [
+            "running": "\(apps.filter(\.state.isRunning).count)",
+            "suspended": "\(apps.filter { $0.state == .suspended }.count)",
+        ])
+        return await withTaskGroup(of: TerminationRecord?.self) { group in
+            for app in apps {
+                group.addTask {
+                    await self.terminator.terminate(app, reason: .explicit, step: nil)
+                }
+            }
+            var records: [TerminationRecord] = []
+            for await record in group {
+                if let record { records.append(record) }
+            }
+            return records
         }
     }
 }

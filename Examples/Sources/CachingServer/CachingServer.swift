@@ -36,8 +36,8 @@ struct CachingServer: AsyncParsableCommand {
     @Option(help: "Memory budget, such as 128MiB or 1GiB (default: $CACHING_SERVER_BUDGET, else 128MiB).")
     var budget: String?
 
-    @Option(help: "Size of each rendered page, such as 256KiB.")
-    var pageSize = "256KiB"
+    @Option(help: "Size of each rendered page, in KiB (1 to 65536).")
+    var pageKiB = 256
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -46,10 +46,10 @@ struct CachingServer: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level \(logLevel) is not a level; expected trace, debug, info, notice, warning, error or critical")
         }
-        let pageBytes = try ByteCount(parsing: pageSize).bytes
-        guard (1024...(64 << 20)).contains(pageBytes) else {
-            throw ValidationError("--page-size \(pageSize) is out of range; expected 1KiB to 64MiB")
+        guard (1...65536).contains(pageKiB) else {
+            throw ValidationError("--page-kib \(pageKiB) is out of range; expected 1 to 65536")
         }
+        let pageBytes = pageKiB << 10
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -64,7 +64,7 @@ struct CachingServer: AsyncParsableCommand {
         let system = try MemorySystem(configuration: .init(
             budget: MemoryBudget(parsing: budgetText), logger: Logger(label: "memory")
         ))
-        let pages = try PageCache(name: "pages", owner: AppIdentifier("caching-server"), category: .rebuildableObjects)
+        let pages = try PageCache(name: "pages", category: .rebuildableObjects)
         system.register(pages)
 
         let router = Router()

@@ -1,3 +1,6 @@
+import Jemalloc
+import SystemPackage
+
 /// How much a sample reads.
 public enum SampleDepth: Hashable, Sendable {
     /// Only what is cheap enough to read on every sample: `/proc/self/statm`.
@@ -18,4 +21,124 @@ public protocol MemorySampleSource: Sendable {
     /// ``MemoryPressureError`` with the code ``MemoryPressureError/Code/measurementUnavailable`` means
     /// they never will be.
     func read(into sample: inout MemorySample) throws
+}
+
+/// The process's resident bytes from `/proc/self/statm`: the cheap figure read on every sample,
+/// through a descriptor kept open.
+package struct ProcessMemorySampleSource: MemorySampleSource {
+    private let statm: Result<OpenKernelFile, MemoryPressureError>
+
+    /// Opens `/proc/self/statm`; when that fails, every read reports why.
+    package init() {
+        statm = Result { () throws(MemoryPressureError) in try OpenKernelFile(ProcessMemory.statmPath) }
+    }
+
+    package var name: String { ProcessMemory.statmPath.string }
+
+    package var depth: SampleDepth { .cheap }
+
+    package func read(into sample: inout MemorySample) throws {
+        sample.residentBytes = try ProcessMemory.read(from: statm.get()).residentBytes
+    }
+}
+
+/// jemalloc's process-wide statistics, after an epoch refresh, read through cached MIBs.
+package struct JemallocSampleSource: MemorySampleSource {
+    private let reader: Result<JemallocStatistics.Reader, JemallocError>
+
+    /// Resolves the statistics' MIBs once; when that fails (jemalloc built without statistics),
+    /// every read reports why.
+    package init() {
+        reader = Result { () throws(JemallocError) in try JemallocStatistics.Reader() }
+    }
+
+    package var name: String { "jemalloc statistics" }
+
+    package var depth: SampleDepth { .full }
+
+    package func read(into sample: inout MemorySample) throws {
+        sample.jemalloc = try reader.get().read(advancingEpoch: true)
+    }
+}
+
+/// The process's cgroup v2: `memory.current` and, where the cgroup has it, `memory.events`, kept
+/// open and re-read on each full sample.
+package struct ControlGroupSampleSource: MemorySampleSource {
+    /// Names the cgroup's directory in log lines.
+    package let name: String
+    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>
+
+    /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
+    /// has no memory controller, every read reports why.
+    package init() {
+        do {
+            self.init(group: try ControlGroup.current())
+        } catch {
+            self.init(name: "cgroup v2", files: .failure(error))
+        }
+    }
+
+    /// The cgroup at a known directory.
+    package init(group: ControlGroup) {
+        self.init(name: "cgroup \(group.directory)", files: Result { () throws(MemoryPressureError) in
+            let current = try OpenKernelFile(group.path("memory.current"))
+            do throws(MemoryPressureError) {
+                return (current, try OpenKernelFile(group.path("memory.events")))
+            } catch {
+                guard error.code == .measurementUnavailable else { throw error }
+                return (current, nil)
+            }
+        })
+    }
+
+    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>) {
+        self.name = name
+        self.files = files
+    }
+
+    package var depth: SampleDepth { .full }
+
+    package func read(into sample: inout MemorySample) throws {
+        let files = try files.get()
+        sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: files.current)
+        if let events = files.events {
+            sample.cgroupEvents = try ControlGroupEvents.read(from: events)
+        }
+    }
+}
+
+/// Memory pressure stall information: the cgroup's own `memory.pressure` where it has one, else
+/// the system's `/proc/pressure/memory`, kept open and re-read on each full sample.
+package struct PressureStallSampleSource: MemorySampleSource {
+    /// The PSI file read.
+    package let path: FilePath
+    private let file: Result<OpenKernelFile, MemoryPressureError>
+
+    /// Reads the PSI file of the calling process's cgroup, or the system's when the cgroup's is not
+    /// there.
+    package init() {
+        self.init(path: Self.preferredPath())
+    }
+
+    /// Reads the PSI file at `path`; when it cannot be opened, every read reports why.
+    package init(path: FilePath) {
+        self.path = path
+        file = Result { () throws(MemoryPressureError) in try OpenKernelFile(path) }
+    }
+
+    package var name: String { path.string }
+
+    package var depth: SampleDepth { .full }
+
+    package func read(into sample: inout MemorySample) throws {
+        sample.pressureStall = try PressureStall.read(from: file.get())
+    }
+
+    /// The cgroup's `memory.pressure` when it can be read, else `/proc/pressure/memory`.
+    static func preferredPath() -> FilePath {
+        if let group = try? ControlGroup.current(), (try? PressureStall.read(from: group.memoryPressurePath)) != nil {
+            return group.memoryPressurePath
+        }
+        return PressureStall.systemPath
+    }
 }

@@ -1,3 +1,48 @@
+/// One memory warning, as the system sends it to every running app.
+public struct MemoryWarning: Hashable, Sendable {
+    /// The pressure level that prompted the warning.
+    public var level: PressureLevel
+    /// The reading the level was decided on, when there is one.
+    public var sample: MemorySample?
+    /// When the warning was raised.
+    public var time: ContinuousClock.Instant
+
+    /// A warning at `level`, raised at `time`.
+    package init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
+        self.level = level
+        self.sample = sample
+        self.time = time
+    }
+}
+
+/// What one memory warning's fan-out reached, and how long it took.
+public struct WarningDelivery: Hashable, Sendable {
+    /// The warning delivered.
+    public var warning: MemoryWarning
+    /// The apps the warning was posted to, in order: least important (background, inactive, active)
+    /// first, and, among equals, largest first.
+    public var order: [AppIdentifier]
+    /// The apps still running when their turn came (each app's delegate is called once).
+    public var appsReached: Int
+    /// The delegates called.
+    public var delegatesReached: Int
+    /// The view controllers called.
+    public var viewControllersReached: Int
+    /// The observers called.
+    public var observersReached: Int
+    /// The apps that had not finished their part when the delivery's timeout passed.
+    public var appsTimedOut: [AppIdentifier]
+    /// From the first post until the last app finished.
+    public var duration: Duration
+
+    /// What one app's part of a fan-out reached.
+    struct Receipt: Sendable {
+        var delegates = 0
+        var viewControllers = 0
+        var observers = 0
+    }
+}
+
 extension MemoryWarning {
     /// Delivers the warning to every running app among `apps` (active, inactive, background; never
     /// suspended or not-running ones): on each app's run loop, its delegate, then its view-controller
