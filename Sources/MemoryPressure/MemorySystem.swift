@@ -175,22 +175,29 @@ public final class MemorySystem: Sendable {
         }
         try monitor.start()
         defer { monitor.stop() }
+        let executor = ReclamationExecutor()
+        let warnings = WarningFollower()
         let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
-        // Both streams end when the task is cancelled.
+        // Reclamation runs on its own executor, never behind the service's work on the cooperative
+        // pool. The streams end when the task is cancelled.
         await withDiscardingTaskGroup { group in
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 for await app in enteringBackground {
                     backgroundPurge.purge(app)
                 }
             }
-            group.addTask { [hosted, registry, monitor, terminator, journal, configuration, targetBytes] in
+            group.addTask(executorPreference: executor) { [journal, configuration] in
+                await warnings.run(recordingIn: journal, timeout: configuration.warningTimeout)
+            }
+            group.addTask(executorPreference: executor) { [hosted, registry, monitor, terminator, journal, configuration, targetBytes] in
                 var ladder = ReclamationLadder(
                     apps: hosted, registry: registry, monitor: monitor, terminator: terminator, journal: journal,
-                    configuration: configuration, target: targetBytes
+                    warnings: warnings, configuration: configuration, target: targetBytes
                 )
                 for await event in pressure {
                     await ladder.handle(event)
                 }
+                warnings.finish()
             }
         }
     }

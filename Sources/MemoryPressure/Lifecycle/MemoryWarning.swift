@@ -44,43 +44,25 @@ public struct WarningDelivery: Hashable, Sendable {
 }
 
 extension MemoryWarning {
-    /// Delivers the warning to every running app among `apps` (active, inactive, background; never
-    /// suspended or not-running ones): on each app's run loop, its delegate, then its view-controller
-    /// tree (parents before children), then its observers of
-    /// `AppNotification.Name.didReceiveMemoryWarning`, each exactly once.
+    /// Delivers the warning to every running app among `apps` and waits for them to finish with it
+    /// (see ``post(to:footprint:)`` and ``PostedWarning/delivery(timeout:)``).
+    func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
+        await post(to: apps, footprint: footprint).delivery(timeout: timeout)
+    }
+
+    /// Posts the warning to every running app among `apps` (active, inactive, background; never
+    /// suspended or not-running ones) and returns at once: on each app's run loop, its delegate,
+    /// then its view-controller tree (parents before children), then its observers of
+    /// `AppNotification.Name.didReceiveMemoryWarning` run, each exactly once.
     ///
     /// The warning is posted to the apps least important first (background, then inactive, then
     /// active) and, among equals, largest `footprint` first; apps then run their part concurrently,
-    /// each on its own run loop. Returns when every app has finished its part, or, with a `timeout`,
-    /// once it has passed: apps still busy then (a callback that blocks their run loop) are listed
-    /// in `WarningDelivery.appsTimedOut` and finish their part later, uncounted.
-    func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
-        let clock = ContinuousClock()
-        let start = clock.now
+    /// each on its own run loop.
+    func post(to apps: [App], footprint: (App) -> Int) -> PostedWarning {
         let ordered = Self.deliveryOrder(of: apps, footprint: footprint)
-        let pending = ordered.map { ($0.identifier, $0.receiveMemoryWarning(self)) }
-        var delivery = WarningDelivery(
-            warning: self, order: ordered.map(\.identifier), appsReached: 0,
-            delegatesReached: 0, viewControllersReached: 0, observersReached: 0, appsTimedOut: [], duration: .zero
+        return PostedWarning(
+            warning: self, start: .now, receipts: ordered.map { ($0.identifier, $0.receiveMemoryWarning(self)) }
         )
-        for (app, completion) in pending {
-            let receipt: WarningDelivery.Receipt
-            if let timeout {
-                guard let received = await completion.value(timeout: start + timeout - clock.now) else {
-                    delivery.appsTimedOut.append(app)
-                    continue
-                }
-                receipt = received
-            } else {
-                receipt = await completion.value
-            }
-            delivery.appsReached += receipt.delegates
-            delivery.delegatesReached += receipt.delegates
-            delivery.viewControllersReached += receipt.viewControllers
-            delivery.observersReached += receipt.observers
-        }
-        delivery.duration = clock.now - start
-        return delivery
     }
 
     /// The running apps among `apps`, least important and largest first.
@@ -95,6 +77,42 @@ extension MemoryWarning {
             return lhs.app.identifier < rhs.app.identifier
         }
         .map(\.app)
+    }
+}
+
+/// A memory warning posted to the apps' run loops, whose fan-out may still be under way.
+struct PostedWarning: Sendable {
+    let warning: MemoryWarning
+    let start: ContinuousClock.Instant
+    let receipts: [(app: AppIdentifier, receipt: Completion<WarningDelivery.Receipt>)]
+
+    /// What the fan-out reached, once every app has finished its part, or, with a `timeout`, once
+    /// it has passed since the warning was posted: apps still busy then (a callback that blocks
+    /// their run loop) are listed in `WarningDelivery.appsTimedOut` and finish their part later,
+    /// uncounted.
+    func delivery(timeout: Duration?) async -> WarningDelivery {
+        var delivery = WarningDelivery(
+            warning: warning, order: receipts.map(\.app), appsReached: 0,
+            delegatesReached: 0, viewControllersReached: 0, observersReached: 0, appsTimedOut: [], duration: .zero
+        )
+        for (app, completion) in receipts {
+            let receipt: WarningDelivery.Receipt
+            if let timeout {
+                guard let received = await completion.value(timeout: start + timeout - .now) else {
+                    delivery.appsTimedOut.append(app)
+                    continue
+                }
+                receipt = received
+            } else {
+                receipt = await completion.value
+            }
+            delivery.appsReached += receipt.delegates
+            delivery.delegatesReached += receipt.delegates
+            delivery.viewControllersReached += receipt.viewControllers
+            delivery.observersReached += receipt.observers
+        }
+        delivery.duration = .now - start
+        return delivery
     }
 }
 

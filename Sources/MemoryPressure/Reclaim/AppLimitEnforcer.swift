@@ -4,19 +4,19 @@ struct AppLimitEnforcer {
     let apps: HostedApps
     let registry: PurgeRegistry
     let terminator: Terminator
-    let journal: ReclamationJournal
+    let warnings: WarningFollower
     let configuration: MemorySystem.Configuration
     /// Apps warned for their soft limit and not yet back under it.
     private var warned: Set<AppIdentifier> = []
 
     init(
-        apps: HostedApps, registry: PurgeRegistry, terminator: Terminator, journal: ReclamationJournal,
+        apps: HostedApps, registry: PurgeRegistry, terminator: Terminator, warnings: WarningFollower,
         configuration: MemorySystem.Configuration
     ) {
         self.apps = apps
         self.registry = registry
         self.terminator = terminator
-        self.journal = journal
+        self.warnings = warnings
         self.configuration = configuration
     }
 
@@ -35,8 +35,7 @@ struct AppLimitEnforcer {
                     "state": "\(app.state)",
                 ])
                 let warning = MemoryWarning(level: max(level, .warning), sample: sample)
-                let delivery = await warning.deliver(to: [app], timeout: configuration.warningTimeout) { _ in footprint }
-                journal.warned(delivery, step: .softLimit)
+                warnings.follow(warning.post(to: [app]) { _ in footprint }, step: .softLimit)
             } else {
                 warned.remove(app.identifier)
             }

@@ -23,6 +23,7 @@ struct ReclamationLadder {
     let monitor: PressureMonitor
     let terminator: Terminator
     let journal: ReclamationJournal
+    let warnings: WarningFollower
     let configuration: MemorySystem.Configuration
     /// The footprint the ladder works down to, in bytes.
     let target: Int
@@ -36,16 +37,17 @@ struct ReclamationLadder {
 
     init(
         apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, terminator: Terminator,
-        journal: ReclamationJournal, configuration: MemorySystem.Configuration, target: Int
+        journal: ReclamationJournal, warnings: WarningFollower, configuration: MemorySystem.Configuration, target: Int
     ) {
         self.apps = apps
         self.registry = registry
         self.monitor = monitor
         self.terminator = terminator
         self.journal = journal
+        self.warnings = warnings
         self.configuration = configuration
         self.target = target
-        limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, journal: journal, configuration: configuration)
+        limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, warnings: warnings, configuration: configuration)
     }
 
     private var logger: Logger { configuration.logger }
@@ -98,7 +100,7 @@ struct ReclamationLadder {
         )
         purge(for: level, into: &run, logLevel: warn ? .info : .debug)
         if warn {
-            await deliverWarnings(level, sample: sample, into: &run)
+            postWarnings(level, sample: sample, into: &run)
         }
         var footprint = monitor.measure()
         if level == .critical {
@@ -147,14 +149,16 @@ struct ReclamationLadder {
         journal.purged(report, step: .purge)
     }
 
-    /// Delivers a memory warning to every running app and waits for them to finish with it.
-    private func deliverWarnings(_ level: PressureLevel, sample: MemorySample, into run: inout LadderRun) async {
-        let warning = MemoryWarning(level: level, sample: sample)
-        let delivery = await warning.deliver(to: apps.apps, timeout: configuration.warningTimeout) {
+    /// Posts a memory warning to every running app and goes on at once: the apps handle it on their
+    /// own run loops while the ladder terminates, and the follower records the delivery. The step's
+    /// duration is the time it took to post.
+    private func postWarnings(_ level: PressureLevel, sample: MemorySample, into run: inout LadderRun) {
+        let start = ContinuousClock.now
+        let posted = MemoryWarning(level: level, sample: sample).post(to: apps.apps) {
             registry.footprint(of: $0.identifier).totalBytes
         }
-        run.steps.append(.init(step: .warning, duration: delivery.duration, releasedBytes: 0, terminated: []))
-        journal.warned(delivery, step: .warning)
+        warnings.follow(posted, step: .warning)
+        run.steps.append(.init(step: .warning, duration: .now - start, releasedBytes: 0, terminated: []))
     }
 
     /// Terminates apps in `state`, largest first, one at a time, re-measuring after each, until the
