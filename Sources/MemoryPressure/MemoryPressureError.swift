@@ -30,6 +30,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
             case duplicateApp
             case heapClosed
             case allocationFailed
+            case allocationRefused
             case stateArchiveUnusable
             case stateNotSaved
             case stateNotRestored
@@ -88,6 +89,10 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         public static let heapClosed = Code(.heapClosed)
         /// jemalloc refused an allocation: out of memory, or a byte count that is not positive.
         public static let allocationFailed = Code(.allocationFailed)
+        /// An app-heap allocation refused before it was made: it would have taken the app past its
+        /// hard limit, or the process past its budget with no room made within the admission wait.
+        /// The heap's bytes are unchanged.
+        public static let allocationRefused = Code(.allocationRefused)
 
         // MARK: State archive
 
@@ -392,6 +397,29 @@ extension MemoryPressureError {
             "cannot make a heap for app \(app): \(error)",
             app: app,
             errno: error.errno == 0 ? nil : Errno(rawValue: error.errno)
+        )
+    }
+}
+
+extension MemoryPressureError {
+    /// An allocation that would take `app`'s heap past its hard limit.
+    static func heapOverHardLimit(app: AppIdentifier, bytes: Int, heapBytes: Int, hardLimit: Int) -> Self {
+        Self(
+            .allocationRefused,
+            "app \(app): a heap allocation of \(bytes) bytes is refused: the heap holds \(heapBytes) bytes and "
+                + "the app's hard limit is \(hardLimit) bytes; expected at most \(max(0, hardLimit - heapBytes)) bytes",
+            app: app
+        )
+    }
+
+    /// An allocation that would take the process past its budget, with no room made in time.
+    static func heapOverBudget(app: AppIdentifier, bytes: Int, footprintBytes: Int, budgetBytes: Int, wait: Duration) -> Self {
+        Self(
+            .allocationRefused,
+            "app \(app): a heap allocation of \(bytes) bytes is refused: the footprint of \(footprintBytes) bytes "
+                + "would pass the budget of \(budgetBytes) bytes and no room was made within \(wait); expected at most "
+                + "\(max(0, budgetBytes - footprintBytes)) bytes",
+            app: app
         )
     }
 }

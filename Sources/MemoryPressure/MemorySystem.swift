@@ -41,7 +41,7 @@ public final class MemorySystem: Sendable {
     /// sample and every announcement of the level.
     public let monitor: PressureMonitor
     /// Every app's heap, caches and stores.
-    package let registry = PurgeRegistry()
+    package let registry: PurgeRegistry
     /// Where apps save their state, when the configuration names a directory.
     package let stateArchive: StateArchive?
     /// The lifecycle events of every app the system hosts.
@@ -50,7 +50,9 @@ public final class MemorySystem: Sendable {
     let hosted = HostedApps()
     let journal = ReclamationJournal()
     let terminator: Terminator
-    private let terminationObservation: ObservationToken
+    /// The footprint between samples, kept on the heaps' allocation path, and their admission.
+    let account: FootprintAccount
+    private let lifecycleObservation: ObservationToken
     var logger: Logger { configuration.logger }
 
     /// A system with no apps, not yet running. Creates the state archive's directory when the
@@ -62,13 +64,27 @@ public final class MemorySystem: Sendable {
     public init(configuration: Configuration) throws(MemoryPressureError) {
         self.configuration = configuration
         targetBytes = try configuration.targetBytes()
-        monitor = PressureMonitor(configuration: configuration.monitor)
+        let journal = journal
+        account = FootprintAccount(
+            budget: configuration.budget, admissionWait: configuration.admissionWait, logger: configuration.logger
+        ) { app, bytes in
+            journal.refused(app: app, bytes: bytes)
+        }
+        registry = PurgeRegistry(account: account)
+        monitor = PressureMonitor(configuration: configuration.monitor, account: account)
         stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
             try StateArchive(directory: directory)
         }
         let terminator = Terminator(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
-        terminationObservation = lifecycleEvents.observe { terminator.observe($0) }
+        let (hosted, registry) = (hosted, registry)
+        lifecycleObservation = lifecycleEvents.observe { event in
+            terminator.observe(event)
+            // Each state has its own hard limit, held at the heap's allocations.
+            if case .stateChanged(let app, _, let state) = event, let limits = hosted.limits(of: app) {
+                registry.setHardLimit(limits.limit(in: state)?.hardBytes, for: app)
+            }
+        }
     }
 
     // MARK: Apps
@@ -149,6 +165,10 @@ public final class MemorySystem: Sendable {
     /// The most recent ladder runs (up to 1,000), oldest first.
     public var ladderRuns: [LadderRun] { journal.runs }
 
+    /// The app-heap allocations refused so far (over an app's hard limit, or over the budget with
+    /// no room made in time), by app.
+    public var refusedAllocations: [AppIdentifier: Int] { account.refusedAllocations }
+
     /// The purge latencies of the ladder runs that brought the footprint under target.
     public var purgeLatency: PurgeLatencyStatistics { journal.latency }
 
@@ -174,7 +194,11 @@ public final class MemorySystem: Sendable {
             continuation.finish()
         }
         try monitor.start()
-        defer { monitor.stop() }
+        account.holdBudget(true)
+        defer {
+            account.holdBudget(false)
+            monitor.stop()
+        }
         let executor = ReclamationExecutor()
         let warnings = WarningFollower()
         let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
@@ -215,6 +239,9 @@ extension MemorySystem {
         /// How long the ladder waits for the apps to finish with a memory warning before it goes
         /// on: an app whose run loop is blocked cannot hold reclamation up. Default 2 s.
         public var warningTimeout: Duration = .seconds(2)
+        /// How long an app-heap allocation that would take the process past its budget waits for the
+        /// ladder to make room before it is refused. Default 100 ms.
+        public var admissionWait: Duration = .milliseconds(100)
         /// Where apps save their state, or nil for no state archive.
         public var stateArchiveDirectory: FilePath?
         /// Where the system logs level changes, purges and terminations.

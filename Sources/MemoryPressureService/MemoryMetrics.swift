@@ -16,12 +16,13 @@ import Synchronization
 /// | `memory_pressure_warnings_total{step}`      | counter | each memory-warning fan-out (`warning`, `softLimit`) |
 /// | `memory_pressure_purged_bytes_total{step}`  | counter | bytes purged (`enteringBackground`, `purge`) |
 /// | `memory_pressure_terminations_total{reason}`| counter | each termination                         |
+/// | `memory_pressure_refused_allocations_total` | counter | each app-heap allocation refused         |
 /// | `memory_pressure_purge_latency_seconds`     | timer   | crossing the warning threshold to under target |
 /// | `memory_pressure_sample_duration_seconds`   | timer   | how long the monitor took to read each sample |
 ///
-/// It observes the system and its monitor synchronously (``MemorySystem/addObserver(_:)``,
-/// `PressureMonitor.addObserver(_:)`): it misses no event, needs no task, and adds a few metric
-/// updates to each sample and event.
+/// It observes the system's and its monitor's events synchronously (``MemorySystem/events``,
+/// ``PressureMonitor/events``): it misses no event, needs no task, and adds a few metric updates to
+/// each sample and event.
 public final class MemoryMetrics: Sendable {
     /// The system recorded.
     public let system: MemorySystem
@@ -34,6 +35,7 @@ public final class MemoryMetrics: Sendable {
     private let warnings: CounterFamily<ReclamationStep>
     private let purgedBytes: CounterFamily<ReclamationStep>
     private let terminations: CounterFamily<TerminationReason>
+    private let refusedAllocations: Counter
     private let purgeLatency: Timer
     private let sampleDuration: Timer
     private let observations: Mutex<[ObservationToken]>
@@ -63,6 +65,7 @@ public final class MemoryMetrics: Sendable {
             label: label("terminations_total"), dimension: "reason", keys: TerminationReason.allCases,
             value: \.rawValue, factory: factory
         )
+        refusedAllocations = Counter(label: label("refused_allocations_total"), factory: factory)
         purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
         sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)
         Gauge(label: label("budget_bytes"), factory: factory).record(system.configuration.budget.totalBytes)
@@ -99,6 +102,8 @@ public final class MemoryMetrics: Sendable {
             terminations.increment(record.reason)
         case .ladderRun(let run):
             if let latency = run.latency { purgeLatency.record(duration: latency) }
+        case .allocationRefused:
+            refusedAllocations.increment()
         }
     }
 }

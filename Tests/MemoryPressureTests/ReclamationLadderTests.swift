@@ -110,15 +110,50 @@ struct ReclamationLadderTests {
         withExtendedLifetime(archive) {}
     }
 
-    @Test func theActiveAppIsEndedByItsOwnHardLimitAndWarnedAtItsSoftLimit() async throws {
+    @Test func theActiveAppIsHeldToItsHardLimitAsItAllocatesAndWarnedAtItsSoftLimit() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30))
         let limits = AppMemoryLimits(foreground: try .init(softBytes: 32 * mebibyte, hardBytes: 64 * mebibyte))
         let warned = try register("modest", mebibytes: 48, in: system, limits: limits)
-        let greedy = try register("greedy", mebibytes: 96, in: system, limits: limits)
+        let registry = system.registry
+        let greedyDelegate = GreedyDelegate(registry: registry, bytes: 96 * mebibyte)
+        let greedy = try system.register(.test("greedy"), limits: limits) { greedyDelegate }
         let lifecycle = system.lifecycleEvents.stream()
         let events = system.events.stream()
         try await warned.launch()
         try await greedy.launch()
+
+        let warning = try await system.running {
+            await events.first(within: .seconds(30)) { if case .warning(_, .softLimit) = $0 { true } else { false } }
+        }
+
+        // The greedy app never held a byte past its limit: it was refused, not terminated after.
+        #expect(greedyDelegate.heldBytes == 64 * mebibyte)
+        #expect(greedyDelegate.refusal?.code == .allocationRefused)
+        #expect(greedyDelegate.refusal?.app == greedy.identifier)
+        #expect(system.footprint(of: greedy.identifier).heapBytes == 64 * mebibyte)
+        #expect(system.refusedAllocations[greedy.identifier] == 1)
+        #expect(greedy.state == .active)
+        #expect(system.terminations.isEmpty)
+        guard case .warning(let delivery, .softLimit) = warning else {
+            Issue.record("no soft-limit warning")
+            return
+        }
+        #expect(delivery.order == [warned.identifier])
+        let callbacks = await lifecycle.compactMap { event -> String? in
+            if case .callback(let app, .didReceiveMemoryWarning) = event { "\(app) warning" } else { nil }
+        }.prefix(1).reduce(into: Set<String>()) { $0.insert($1) }
+        #expect(callbacks == ["modest warning"])
+    }
+
+    @Test func anAppWhoseDeclaredCostsPassItsHardLimitIsTerminated() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30))
+        let limits = AppMemoryLimits(foreground: try .init(hardBytes: 64 * mebibyte))
+        let app = try system.register(.test("declaring"), limits: limits) { CachingDelegate() }
+        try await app.launch()
+        let cache = try PurgeableCache<Int, [UInt8]>(name: "parsed", owner: app.identifier, category: .rebuildableObjects)
+        system.register(cache)
+        for key in 0..<96 { try cache.setValue([], forKey: key, cost: mebibyte) }
+        let events = system.events.stream()
 
         let termination = try await system.running {
             await events.first(within: .seconds(30)) { if case .termination = $0 { true } else { false } }
@@ -128,21 +163,12 @@ struct ReclamationLadderTests {
             Issue.record("no termination")
             return
         }
-        #expect(record.app == .test("greedy"))
+        #expect(record.app == app.identifier)
         #expect(record.reason == .perAppLimit)
         #expect(record.step == .hardLimit)
         #expect(record.state == .active)
-        #expect(record.returnedBytes == 96 * mebibyte)
-        #expect(greedy.state == .notRunning)
-        #expect(warned.state == .active)
-        let callbacks = await lifecycle.compactMap { event -> String? in
-            switch event {
-            case .callback(let app, .willTerminate): "\(app) willTerminate"
-            case .callback(let app, .didReceiveMemoryWarning): "\(app) warning"
-            default: nil
-            }
-        }.prefix(2).reduce(into: Set<String>()) { $0.insert($1) }
-        #expect(callbacks == ["greedy willTerminate", "modest warning"])
+        #expect(record.footprintBytes == 96 * mebibyte)
+        #expect(app.state == .notRunning)
     }
 
     @Test func aGibibyteOfCachesOverTenAppsIsGivenBackAndItsPurgeLatencyReported() async throws {

@@ -59,6 +59,36 @@ final class BallastDelegate: AppDelegate {
     }
 }
 
+/// An app that asks its heap for `bytes` of ballast, 1 MiB at a time, and keeps what it is given
+/// and the first refusal.
+final class GreedyDelegate: AppDelegate, Sendable {
+    let registry: PurgeRegistry
+    let bytes: Int
+    private let held = Mutex<(buffers: [HeapBuffer], refusal: MemoryPressureError?)>(([], nil))
+
+    init(registry: PurgeRegistry, bytes: Int) {
+        self.registry = registry
+        self.bytes = bytes
+    }
+
+    var heldBytes: Int { held.withLock { $0.buffers.reduce(0) { $0 + $1.byteCount } } }
+    var refusal: MemoryPressureError? { held.withLock { $0.refusal } }
+
+    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        do {
+            let heap = try registry.heap(for: app.identifier)
+            for _ in 0..<(bytes / mebibyte) {
+                let buffer = try heap.allocate(byteCount: mebibyte)
+                held.withLock { $0.buffers.append(buffer) }
+            }
+        } catch let error as MemoryPressureError {
+            held.withLock { $0.refusal = error }
+        } catch {
+            Issue.record("greedy: \(error)")
+        }
+    }
+}
+
 /// Buffers of 1 MiB in `heap` adding up to `totalBytes`, each page written so it is resident.
 func residentBuffers(in heap: AppHeap, totalBytes: Int) throws -> [HeapBuffer] {
     try (0..<(totalBytes / mebibyte)).map { _ in

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Jemalloc
 import Synchronization
 
@@ -22,29 +27,87 @@ public final class AppHeap: Sendable {
 
     private let state = Mutex(State())
     private let allocated = Atomic<Int>(0)
+    /// The most bytes the app may hold in the heap in its current state; `Int.max` for no limit.
+    private let hardLimit = Atomic<Int>(.max)
+    /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
+    private let account: FootprintAccount?
 
-    /// Creates a heap for `app` in a new arena.
-    package init(app: AppIdentifier) throws(JemallocError) {
+    /// Allocations at least this large have their pages faulted in as they are made, so that the
+    /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
+    /// arena has mostly touched already.
+    static let prefaultThreshold = 64 << 10
+
+    /// Creates a heap for `app` in a new arena, outside any memory system's account.
+    package convenience init(app: AppIdentifier) throws(JemallocError) {
+        try self.init(app: app, account: nil)
+    }
+
+    /// Creates a heap for `app` in a new arena, admitting its allocations through `account`.
+    init(app: AppIdentifier, account: FootprintAccount?) throws(JemallocError) {
         self.app = app
+        self.account = account
         arena = try Arena.create()
     }
 
     /// Allocates a buffer of `byteCount` bytes in the heap.
+    ///
+    /// In a heap a memory system hosts, the allocation is admitted first: it is refused at once if
+    /// it would take the heap past the app's hard limit in its current state; if it would take the
+    /// process past its budget, it wakes the reclamation ladder and waits (up to the configuration's
+    /// `admissionWait`) for room, then is refused. A refused allocation leaves the heap's bytes
+    /// unchanged. Large buffers' pages are faulted in before the buffer is returned.
+    ///
+    /// - Parameters:
+    ///   - byteCount: The buffer's size in bytes; 1 or more.
+    ///   - zeroed: Whether the bytes start as zero.
+    /// - Returns: The buffer, counted in the heap until it is released.
+    /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
     public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
         try state.withLock { state throws(MemoryPressureError) in
             guard !state.isClosed else { throw .heapClosed(app) }
             state.liveBuffers += 1
         }
-        let allocation: ArenaAllocation
+        do {
+            try account?.admit(byteCount, app: app, heapBytes: allocatedBytes, hardLimit: hardLimit.load(ordering: .relaxed))
+        } catch {
+            bufferFreed(byteCount: 0)
+            throw error
+        }
+        var allocation: ArenaAllocation
         do {
             allocation = try arena.allocate(byteCount: byteCount, zeroed: zeroed)
         } catch {
+            account?.withdraw(byteCount)
             bufferFreed(byteCount: 0)
             throw .allocationFailed(error, app: app)
         }
-        let buffer = HeapBuffer(allocation, in: self)
+        if byteCount >= Self.prefaultThreshold {
+            allocation.withUnsafeMutableBytes(Self.faultIn)
+        }
+        account?.commit(byteCount)
         allocated.add(byteCount, ordering: .relaxed)
-        return buffer
+        return HeapBuffer(allocation, in: self)
+    }
+
+    /// Makes `bytes`' pages resident: `MADV_POPULATE_WRITE` (Linux 5.14), or a write to each page
+    /// where the kernel does not offer it. The bytes are new, so writing them changes nothing a
+    /// caller may rely on: a zeroed buffer is written with zeros.
+    private static func faultIn(_ bytes: UnsafeMutableRawBufferPointer) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: bytes.baseAddress) + page - 1) & ~(page - 1)
+        let end = Int(bitPattern: bytes.baseAddress) + bytes.count
+        guard end > start else { return }
+        if madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, 23 /* MADV_POPULATE_WRITE */) == 0 { return }
+        var address = start
+        while address < end {
+            UnsafeMutablePointer<UInt8>(bitPattern: address)!.pointee = 0
+            address += page
+        }
+    }
+
+    /// Sets the most bytes the heap may hold, as the app's state calls for; nil for no limit.
+    func setHardLimit(_ bytes: Int?) {
+        hardLimit.store(bytes ?? .max, ordering: .relaxed)
     }
 
     /// The bytes of the heap's live buffers, as asked for (jemalloc rounds each up to its size
@@ -84,6 +147,7 @@ public final class AppHeap: Sendable {
     /// Called by a buffer after it has freed its bytes (or by a failed allocation).
     func bufferFreed(byteCount: Int) {
         allocated.subtract(byteCount, ordering: .relaxed)
+        if byteCount > 0 { account?.release(byteCount) }
         state.withLock { state in
             state.liveBuffers -= 1
             destroyIfUnreachable(&state)

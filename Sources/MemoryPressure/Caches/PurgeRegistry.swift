@@ -15,6 +15,8 @@ package final class PurgeRegistry: Sendable {
 
     private struct AppEntries {
         var heap: AppHeap?
+        /// The most bytes the app's heap may hold in the app's current state.
+        var hardLimit: Int?
         var caches: [WeakCache] = []
         var stores: [WeakStore] = []
 
@@ -25,17 +27,36 @@ package final class PurgeRegistry: Sendable {
     }
 
     private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
+    /// Where the heaps' allocations are admitted, when a memory system keeps an account.
+    private let account: FootprintAccount?
 
-    /// An empty registry.
-    package init() {}
+    /// An empty registry whose heaps belong to no memory system's account.
+    package convenience init() {
+        self.init(account: nil)
+    }
+
+    /// An empty registry whose heaps admit their allocations through `account`, when given.
+    init(account: FootprintAccount?) {
+        self.account = account
+    }
 
     /// `app`'s heap, created on first use.
     package func heap(for app: AppIdentifier) throws(JemallocError) -> AppHeap {
         try apps.withLock { apps throws(JemallocError) -> AppHeap in
             if let heap = apps[app]?.heap { return heap }
-            let heap = try AppHeap(app: app)
+            let heap = try AppHeap(app: app, account: account)
+            heap.setHardLimit(apps[app]?.hardLimit)
             apps[app, default: AppEntries()].heap = heap
             return heap
+        }
+    }
+
+    /// Holds `app`'s heap, now and when it is made again, to at most `bytes` (nil: no limit).
+    func setHardLimit(_ bytes: Int?, for app: AppIdentifier) {
+        apps.withLock { apps in
+            guard bytes != nil || apps[app] != nil else { return }
+            apps[app, default: AppEntries()].hardLimit = bytes
+            apps[app]?.heap?.setHardLimit(bytes)
         }
     }
 

@@ -6,7 +6,7 @@ import Jemalloc
 /// and stall figures are nil or empty.
 ///
 /// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
-/// `cgroupCurrentBytes`, `footprintBytes`, `jemalloc` (``JemallocStatistics``), `cgroupEvents`
+/// `cgroupCurrentBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (``JemallocStatistics``), `cgroupEvents`
 /// (``ControlGroupEvents``), `pressureStall` (``PressureStall``) and `samplingDurationSeconds`; a
 /// figure that is nil is left out.
 public struct MemorySample: Hashable, Sendable, Encodable {
@@ -27,6 +27,12 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// read that the refresh schedule followed with a full one included. Nil for a sample that no
     /// monitor took.
     public var samplingDuration: Duration?
+    /// The bytes in the hosted apps' heaps (cache payloads, backing stores), counted exactly as they
+    /// are allocated; nil for a sample that no memory system took.
+    public var heapBytes: Int?
+    /// Heap bytes admitted whose pages were not yet faulted in when the sample was read: counted in
+    /// ``footprintBytes`` because the allocation under way will make them resident.
+    package var heapBytesUnderWay = 0
 
     /// A sample taken at `time` with the figures given; the rest unknown.
     package init(
@@ -45,16 +51,17 @@ public struct MemorySample: Hashable, Sendable, Encodable {
         self.pressureStall = pressureStall
     }
 
-    /// The footprint the budget is held against: the process's resident bytes, or jemalloc's
-    /// resident bytes when statm could not be read.
+    /// The footprint the budget is held against: the process's resident bytes (or jemalloc's
+    /// resident bytes when statm could not be read), with heap allocations under way counted as if
+    /// already resident.
     public var footprintBytes: Int? {
-        residentBytes ?? jemalloc?.resident
+        (residentBytes ?? jemalloc?.resident).map { $0 + heapBytesUnderWay }
     }
 }
 
 extension MemorySample {
     private enum CodingKeys: String, CodingKey {
-        case time, residentBytes, cgroupCurrentBytes, footprintBytes, jemalloc, cgroupEvents, pressureStall
+        case time, residentBytes, cgroupCurrentBytes, footprintBytes, heapBytes, jemalloc, cgroupEvents, pressureStall
         case samplingDuration = "samplingDurationSeconds"
     }
 
@@ -68,6 +75,7 @@ extension MemorySample {
         try container.encodeIfPresent(residentBytes, forKey: .residentBytes)
         try container.encodeIfPresent(cgroupCurrentBytes, forKey: .cgroupCurrentBytes)
         try container.encodeIfPresent(footprintBytes, forKey: .footprintBytes)
+        try container.encodeIfPresent(heapBytes, forKey: .heapBytes)
         try container.encodeIfPresent(jemalloc, forKey: .jemalloc)
         try container.encodeIfPresent(cgroupEvents, forKey: .cgroupEvents)
         try container.encodeIfPresent(pressureStall, forKey: .pressureStall)

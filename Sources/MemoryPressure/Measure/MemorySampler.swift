@@ -4,6 +4,8 @@ import Logging
 /// whose file is missing is not read again, and its figures stay unknown (nil).
 struct MemorySampler: Sendable {
     private let sources: [any MemorySampleSource]
+    /// The heap account whose bytes complete each sample, when a memory system keeps one.
+    private let account: FootprintAccount?
     private let logger: Logger
     /// Names of sources whose failure has been logged.
     private var reported: Set<String> = []
@@ -11,14 +13,19 @@ struct MemorySampler: Sendable {
     private var retired: Set<Int> = []
 
     /// A sampler over `sources`.
-    init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
+    init(
+        sources: [any MemorySampleSource], account: FootprintAccount? = nil,
+        logger: Logger = Logger(label: "MemoryPressure.MemorySampler")
+    ) {
         self.sources = sources
+        self.account = account
         self.logger = logger
     }
 
     /// Reads every source `depth` covers, timestamped `time`.
     mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
         var sample = MemorySample(time: time)
+        let heaps = account?.snapshot()
         for (index, source) in sources.enumerated() where !retired.contains(index) {
             if depth == .cheap, source.depth == .full { continue }
             do {
@@ -29,6 +36,9 @@ struct MemorySampler: Sendable {
                     retired.insert(index)
                 }
             }
+        }
+        if let account, let heaps {
+            account.complete(&sample, from: heaps)
         }
         return sample
     }

@@ -34,6 +34,14 @@ public final class PressureMonitor: Sendable {
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
     }
 
+    /// A monitor whose samples count `account`'s heap bytes, and which `account` wakes at once when
+    /// an allocation crosses a threshold.
+    init(configuration: Configuration, account: FootprintAccount) {
+        self.configuration = configuration
+        sampler = Mutex(MemorySampler(sources: configuration.sources, account: account, logger: configuration.logger))
+        account.wake { [weak self] in self?.sampleNow() }
+    }
+
     /// Starts sampling on a thread of its own; the first sample is taken at once. Does nothing when
     /// already running.
     ///

@@ -35,6 +35,11 @@ final class HostedApps: Sendable {
         entries.withLock { $0.values.map(\.app) }
     }
 
+    /// The limits `identifier` was registered with, or nil when it is not hosted.
+    func limits(of identifier: AppIdentifier) -> AppMemoryLimits? {
+        entries.withLock { $0[identifier]?.limits }
+    }
+
     /// Whether `identifier` names a hosted app.
     func contains(_ identifier: AppIdentifier) -> Bool {
         entries.withLock { $0[identifier] != nil }

@@ -11,6 +11,9 @@ public enum MemorySystemEvent: Sendable {
     case termination(TerminationRecord)
     /// A run of the ladder ended.
     case ladderRun(LadderRun)
+    /// An app-heap allocation of `bytes` was refused: it would have taken the app past its hard
+    /// limit, or the process past its budget with no room made in time.
+    case allocationRefused(app: AppIdentifier, bytes: Int)
 }
 
 /// What reclamation did: kept (the most recent terminations and ladder runs, the purge latencies)
@@ -41,6 +44,10 @@ final class ReclamationJournal: Sendable {
 
     func warned(_ delivery: WarningDelivery, step: ReclamationStep) {
         events.emit(.warning(delivery, step: step))
+    }
+
+    func refused(app: AppIdentifier, bytes: Int) {
+        events.emit(.allocationRefused(app: app, bytes: bytes))
     }
 
     func terminated(_ record: TerminationRecord) {

@@ -64,7 +64,7 @@ final class EventTally: Sendable {
                 counts.terminations.append(record)
                 let seconds = (record.time - start).inSeconds
                 counts.marks.append(.init(seconds: seconds, kind: .termination, label: record.app.rawValue, bytes: record.returnedBytes))
-            case .ladderRun:
+            case .ladderRun, .allocationRefused:
                 break
             }
         }

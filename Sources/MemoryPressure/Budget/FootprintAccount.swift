@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Logging
+import Synchronization
+
+// How the budget holds for app heaps: every heap allocation is admitted here before jemalloc is
+// asked for it, so the process's footprint is known at the allocation that changes it, without a
+// lock and without waiting for a sample. The footprint is what the last sample saw outside the heaps
+// plus every heap's bytes now. An allocation that crosses the warning or critical threshold wakes
+// the monitor at once; one that would pass the budget waits, bounded, for the ladder to make room.
+
+/// The process's footprint between samples, and the admission of app-heap allocations against the
+/// budget, as cgroup v2 throttles at `memory.high` and refuses at `memory.max`.
+final class FootprintAccount: Sendable {
+    /// Why an allocation was refused.
+    enum Refusal: Sendable {
+        case hardLimit(Int, heapBytes: Int)
+        case budget
+    }
+
+    /// Heap bytes admitted: live buffers, and allocations under way.
+    private let admitted = Atomic<Int>(0)
+    /// Heap bytes whose pages are resident: allocated and faulted in.
+    private let resident = Atomic<Int>(0)
+    /// The last sample's footprint less the heap bytes resident then: what lives outside the heaps.
+    private let outsideHeaps = Atomic<Int>(0)
+    /// Whether the budget is held: while the system runs, when samples keep the account current
+    /// and the ladder can make room. Hard limits hold at all times.
+    private let holdsBudget = Atomic<Bool>(false)
+    /// The earliest threshold crossing the ladder has not claimed, in nanoseconds after `epoch`;
+    /// `Int.max` for none.
+    private let crossing = Atomic<Int>(.max)
+    private static let epoch = ContinuousClock.now
+
+    private struct Refusals {
+        var counts: [AppIdentifier: Int] = [:]
+        /// Whether this episode (since the footprint was last under the warning threshold) has
+        /// been logged.
+        var logged = false
+    }
+
+    private let refusals = Mutex(Refusals())
+    private let budget: MemoryBudget
+    private let warningBytes: Int
+    private let criticalBytes: Int
+    private let admissionWait: Duration
+    private let logger: Logger
+    /// Asks the monitor for a sample now; set once the monitor exists.
+    private let wake = Mutex<(@Sendable () -> Void)?>(nil)
+    /// Told of every refusal.
+    private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
+
+    init(budget: MemoryBudget, admissionWait: Duration, logger: Logger, onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void) {
+        self.budget = budget
+        warningBytes = budget.bytes(enteringAbove: .warning)
+        criticalBytes = budget.bytes(enteringAbove: .critical)
+        self.admissionWait = admissionWait
+        self.logger = logger
+        self.onRefusal = onRefusal
+    }
+
+    /// Has `wake` called whenever an allocation crosses a threshold or meets the budget.
+    func wake(with wake: @escaping @Sendable () -> Void) {
+        self.wake.withLock { $0 = wake }
+    }
+
+    /// Starts or stops holding allocations to the budget (hard limits hold at all times).
+    func holdBudget(_ holds: Bool) {
+        holdsBudget.store(holds, ordering: .relaxed)
+    }
+
+    /// The footprint now: outside the heaps as last sampled, plus the heaps' admitted bytes.
+    var footprintBytes: Int {
+        outsideHeaps.load(ordering: .relaxed) + admitted.load(ordering: .relaxed)
+    }
+
+    // MARK: The allocation path
+
+    /// Admits `bytes` more in `app`'s heap, which holds `heapBytes` now and may hold at most
+    /// `hardLimit`: refuses at once past the hard limit; while the budget is held, wakes the monitor
+    /// when a threshold is crossed, and past the budget waits for room for up to the admission wait,
+    /// then refuses. Counts the bytes as admitted.
+    func admit(_ bytes: Int, app: AppIdentifier, heapBytes: Int, hardLimit: Int) throws(MemoryPressureError) {
+        if heapBytes + bytes > hardLimit {
+            throw refuse(bytes, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
+        }
+        let after = admitted.add(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
+        let before = after - bytes
+        guard holdsBudget.load(ordering: .relaxed) else { return }
+        if after > budget.totalBytes {
+            noteCrossing()
+            guard waitForRoom() else {
+                admitted.subtract(bytes, ordering: .relaxed)
+                throw refuse(bytes, app: app, .budget)
+            }
+        } else if before < warningBytes && after >= warningBytes || before < criticalBytes && after >= criticalBytes {
+            noteCrossing()
+        }
+    }
+
+    /// `bytes` admitted are allocated and their pages resident.
+    func commit(_ bytes: Int) {
+        resident.add(bytes, ordering: .relaxed)
+    }
+
+    /// `bytes` admitted were not allocated after all.
+    func withdraw(_ bytes: Int) {
+        admitted.subtract(bytes, ordering: .relaxed)
+    }
+
+    /// `bytes` of committed heap memory were freed.
+    func release(_ bytes: Int) {
+        resident.subtract(bytes, ordering: .relaxed)
+        admitted.subtract(bytes, ordering: .relaxed)
+    }
+
+    /// Waits, a millisecond at a time, until the admitted bytes fit in the budget; false when the
+    /// admission wait passes first.
+    private func waitForRoom() -> Bool {
+        let deadline = ContinuousClock.now + admissionWait
+        while footprintBytes > budget.totalBytes {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(1000)
+        }
+        return true
+    }
+
+    /// Records that the footprint crossed a threshold now, unless an earlier crossing is unclaimed,
+    /// and wakes the monitor.
+    private func noteCrossing() {
+        let now = Int((ContinuousClock.now - Self.epoch) / .nanoseconds(1))
+        var current = crossing.load(ordering: .relaxed)
+        while now < current {
+            let (exchanged, original) = crossing.compareExchange(expected: current, desired: now, ordering: .relaxed)
+            if exchanged { break }
+            current = original
+        }
+        wake.withLock { $0 }?()
+    }
+
+    private func refuse(_ bytes: Int, app: AppIdentifier, _ refusal: Refusal) -> MemoryPressureError {
+        let footprint = footprintBytes
+        let firstInEpisode = refusals.withLock { refusals in
+            refusals.counts[app, default: 0] += 1
+            defer { refusals.logged = true }
+            return !refusals.logged
+        }
+        let error: MemoryPressureError = switch refusal {
+        case .hardLimit(let limit, let heapBytes): .heapOverHardLimit(app: app, bytes: bytes, heapBytes: heapBytes, hardLimit: limit)
+        case .budget: .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budget.totalBytes, wait: admissionWait)
+        }
+        if firstInEpisode {
+            logger.notice("refused an app-heap allocation", metadata: ["app": "\(app)", "bytes": "\(bytes)", "reason": "\(error)"])
+        }
+        onRefusal(app, bytes)
+        return error
+    }
+
+    // MARK: Samples
+
+    /// The heap counters as they stand before a sample's sources are read.
+    struct Snapshot {
+        fileprivate let admitted: Int
+        fileprivate let resident: Int
+    }
+
+    /// Reads the counters; taken before the sources, so that pages faulted in meanwhile count as
+    /// outside the heaps (too much, never too little).
+    func snapshot() -> Snapshot {
+        Snapshot(admitted: admitted.load(ordering: .relaxed), resident: resident.load(ordering: .relaxed))
+    }
+
+    /// Completes `sample` with the heaps' bytes, folds allocations still under way into its
+    /// footprint, and takes what it shows outside the heaps as the account's new base.
+    func complete(_ sample: inout MemorySample, from snapshot: Snapshot) {
+        sample.heapBytes = snapshot.admitted
+        sample.heapBytesUnderWay = snapshot.admitted - snapshot.resident
+        guard let measured = sample.residentBytes ?? sample.jemalloc?.resident else { return }
+        outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
+        if measured + sample.heapBytesUnderWay < warningBytes {
+            refusals.withLock { $0.logged = false }
+        }
+    }
+
+    // MARK: The ladder
+
+    /// The earliest threshold crossing seen on the allocation path since the last claim, and
+    /// forgets it.
+    func claimCrossing() -> ContinuousClock.Instant? {
+        let nanoseconds = crossing.exchange(.max, ordering: .relaxed)
+        guard nanoseconds != .max else { return nil }
+        return Self.epoch + .nanoseconds(nanoseconds)
+    }
+
+    /// Refused allocations so far, by app.
+    var refusedAllocations: [AppIdentifier: Int] {
+        refusals.withLock { $0.counts }
+    }
+}
