@@ -113,7 +113,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
 
         // MARK: Monitor
 
-        /// The pressure monitor could not make its eventfd or its sampling thread;
+        /// The pressure monitor could not make its wake-up pipe or its sampling thread;
         /// ``MemoryPressureError/errno`` says why.
         public static let monitorCouldNotStart = Code(.monitorCouldNotStart)
     }
@@ -157,11 +157,18 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// Errors are equal when their codes and their messages are.
+    ///
+    /// - Parameters:
+    ///   - lhs: An error.
+    ///   - rhs: Another error.
+    /// - Returns: Whether the two have the same code and the same message.
     public static func == (lhs: MemoryPressureError, rhs: MemoryPressureError) -> Bool {
         lhs.code == rhs.code && lhs.description == rhs.description
     }
 
     /// Hashes the code and the message, which are what equality compares.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(description)
@@ -486,7 +493,7 @@ extension MemoryPressureError {
 // MARK: - Monitor
 
 extension MemoryPressureError {
-    /// The monitor's eventfd or thread could not be made.
+    /// The monitor's wake-up pipe or thread could not be made.
     static func monitorCouldNotStart(_ errno: Errno) -> Self {
         Self(.monitorCouldNotStart, "pressure monitor could not start its sampling thread: \(errno)", errno: errno)
     }
