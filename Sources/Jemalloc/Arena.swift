@@ -10,7 +10,8 @@ public struct Arena: Hashable, Sendable, CustomStringConvertible {
     public let index: UInt32
 
     /// The arena with this index. No check is made that it exists; reads of one that does not fail
-    /// with ``JemallocError/Kind-swift.enum/unknownKey`` or ``JemallocError/Kind-swift.enum/invalidValue``.
+    /// with ``JemallocError/Kind-swift.struct/unknownKey`` or
+    /// ``JemallocError/Kind-swift.struct/invalidValue``.
     public init(index: UInt32) {
         self.index = index
     }

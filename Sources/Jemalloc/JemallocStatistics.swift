@@ -54,8 +54,8 @@ extension JemallocStatistics {
         private let retained: MallctlMIB<Int>
         private let metadata: MallctlMIB<Int>
 
-        /// Resolves every key once. Throws ``JemallocError/Kind-swift.enum/statisticsDisabled`` when
-        /// jemalloc was built without statistics.
+        /// Resolves every key once. Throws ``JemallocError/Kind-swift.struct/statisticsDisabled``
+        /// when jemalloc was built without statistics.
         public init() throws(JemallocError) {
             allocated = try MallctlKey.statsAllocated.mib()
             active = try MallctlKey.statsActive.mib()

@@ -29,7 +29,8 @@ public enum Mallctl {
     /// Runs the command `name`, a key that takes and returns nothing (`arena.<i>.purge`,
     /// `arena.<i>.destroy`, `thread.tcache.flush`).
     ///
-    /// Commands on arenas (`arena.*`) run one at a time, process-wide: see ``ArenaMaintenance``.
+    /// Commands on arenas (`arena.*`) run one at a time, process-wide, so that an all-arenas purge
+    /// never races the destruction of an arena.
     public static func perform(_ name: String) throws(JemallocError) {
         guard name.hasPrefix("arena.") else {
             return try check(mallctl(name, nil, nil, nil, 0), key: name)

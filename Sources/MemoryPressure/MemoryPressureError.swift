@@ -60,8 +60,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         /// limit.
         public static let noControlGroupLimit = Code(.noControlGroupLimit)
         /// A setting outside its range: stall thresholds or triggers, the monitor's interval, an
-        /// app's time limits or memory limits, the reclamation target, a cache's limits or a heap's
-        /// threshold.
+        /// app's time limits or memory limits, the reclamation target, or a cache's limits.
         public static let invalidConfiguration = Code(.invalidConfiguration)
         /// A value passed to a call outside the range it accepts: a negative cache cost, a fraction
         /// outside 0 through 1, a backing store's dimensions.
@@ -118,7 +117,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
 
         // MARK: Monitor
 
-        /// The pressure monitor could not make its eventfd or its sampling thread;
+        /// The pressure monitor could not make its wake-up pipe or its sampling thread;
         /// ``MemoryPressureError/errno`` says why.
         public static let monitorCouldNotStart = Code(.monitorCouldNotStart)
     }
@@ -162,11 +161,18 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
     }
 
     /// Errors are equal when their codes and their messages are.
+    ///
+    /// - Parameters:
+    ///   - lhs: An error.
+    ///   - rhs: Another error.
+    /// - Returns: Whether the two have the same code and the same message.
     public static func == (lhs: MemoryPressureError, rhs: MemoryPressureError) -> Bool {
         lhs.code == rhs.code && lhs.description == rhs.description
     }
 
     /// Hashes the code and the message, which are what equality compares.
+    ///
+    /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(description)
@@ -514,7 +520,7 @@ extension MemoryPressureError {
 // MARK: - Monitor
 
 extension MemoryPressureError {
-    /// The monitor's eventfd or thread could not be made.
+    /// The monitor's wake-up pipe or thread could not be made.
     static func monitorCouldNotStart(_ errno: Errno) -> Self {
         Self(.monitorCouldNotStart, "pressure monitor could not start its sampling thread: \(errno)", errno: errno)
     }

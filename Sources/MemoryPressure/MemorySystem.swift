@@ -123,7 +123,7 @@ public final class MemorySystem: Sendable {
         hosted.apps.sorted { $0.identifier < $1.identifier }
     }
 
-    /// `identifier`'s footprint now (see ``PurgeRegistry/footprint(of:)``).
+    /// `identifier`'s footprint now: its heap's bytes plus its caches' declared costs outside the heap.
     public func footprint(of identifier: AppIdentifier) -> AppFootprint {
         registry.footprint(of: identifier)
     }

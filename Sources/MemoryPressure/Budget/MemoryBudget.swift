@@ -25,8 +25,12 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     /// A budget of `totalBytes`, checked to be positive and to fit in this machine's memory and
     /// the process's cgroup limit.
     ///
-    /// - Throws: ``MemoryPressureError`` (`invalidBudget`) when `totalBytes` is zero or negative or
-    ///   larger than the machine or the cgroup allows.
+    /// - Parameters:
+    ///   - totalBytes: The bytes the footprint is held against: at least 1, and at most the
+    ///     cgroup's `memory.max` when it sets one below physical memory, else physical memory.
+    ///   - thresholds: Where the levels begin and end; ``Thresholds/standard`` by default.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidBudget`` when
+    ///   `totalBytes` is zero or negative or larger than the machine or the cgroup allows.
     public init(totalBytes: Int, thresholds: Thresholds = .standard) throws(MemoryPressureError) {
         try self.init(totalBytes: totalBytes, thresholds: thresholds, limits: .current())
     }
@@ -50,8 +54,15 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     /// an optional unit, `K`, `M`, `G`, `T` or `KiB`, `MiB`, `GiB`, `TiB` for powers of 1024 and
     /// `KB`, `MB`, `GB`, `TB` for powers of 1000.
     ///
-    /// - Throws: ``MemoryPressureError`` (`unparsableValue`, `invalidBudget`) when the text is not a
-    ///   size, or the size is not a valid budget here.
+    /// Units are case-insensitive and may be separated from the number by a space; a fraction is
+    /// rounded down to whole bytes.
+    ///
+    /// - Parameters:
+    ///   - text: The size.
+    ///   - thresholds: Where the levels begin and end; ``Thresholds/standard`` by default.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unparsableValue`` when the
+    ///   text is not a size, or ``MemoryPressureError/Code/invalidBudget`` when the size is not a
+    ///   valid budget here (see ``init(totalBytes:thresholds:)``).
     public init(parsing text: String, thresholds: Thresholds = .standard) throws(MemoryPressureError) {
         try self.init(parsing: text, thresholds: thresholds, limits: .current())
     }
@@ -73,9 +84,19 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
 
     /// Resolves a budget from `source` against this machine's memory and the process's cgroup.
     ///
-    /// - Throws: ``MemoryPressureError`` (`invalidBudget`, `noControlGroupLimit`) when the ratio is
-    ///   out of range, the source needs a cgroup limit there is none of, or the result is not a
-    ///   valid budget.
+    /// The cgroup's limit is the lower of its `memory.max` and `memory.high` (cgroup v2), read once
+    /// for this call; a cgroup that cannot be read counts as having no limit, and the reason is
+    /// logged at `notice`.
+    ///
+    /// - Parameters:
+    ///   - source: Where the bytes come from: a fixed count, the cgroup's limit, physical memory, or
+    ///     the cgroup's limit when there is one and physical memory otherwise.
+    ///   - thresholds: Where the levels begin and end; ``Thresholds/standard`` by default.
+    /// - Returns: The budget, its bytes rounded down.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidBudget`` when the
+    ///   ratio is not in (0, 1] or the result is not a valid budget (see
+    ///   ``init(totalBytes:thresholds:)``), or ``MemoryPressureError/Code/noControlGroupLimit`` when
+    ///   the source is ``Source/controlGroup(ratio:)`` and the cgroup sets no limit.
     public static func resolve(_ source: Source, thresholds: Thresholds = .standard) throws(MemoryPressureError) -> MemoryBudget {
         try resolve(source, thresholds: thresholds, limits: .current())
     }
@@ -106,6 +127,9 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The footprint at which `level` begins (rising into it).
+    ///
+    /// - Parameter level: The level.
+    /// - Returns: The bytes at which the level begins: 0 for ``PressureLevel/normal``.
     public func bytes(enteringAbove level: PressureLevel) -> Int {
         switch level {
         case .normal: 0
@@ -115,6 +139,9 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The footprint below which `level` ends (falling out of it).
+    ///
+    /// - Parameter level: The level.
+    /// - Returns: The bytes below which the level ends: 0 for ``PressureLevel/normal``.
     public func bytes(leavingBelow level: PressureLevel) -> Int {
         switch level {
         case .normal: 0
@@ -127,6 +154,8 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         Int(Double(totalBytes) * ratio)
     }
 
+    /// The budget and its thresholds, for people, such as
+    /// `1.5 GiB (warning at 1.2 GiB, critical at 1.4 GiB)`.
     public var description: String {
         "\(ByteCount(totalBytes)) (warning at \(ByteCount(bytes(enteringAbove: .warning))), "
             + "critical at \(ByteCount(bytes(enteringAbove: .critical))))"
@@ -155,6 +184,15 @@ extension MemoryBudget {
         /// Thresholds at the given fractions of the budget, checked to be in the order
         /// `0 < warningRecovery < warning < critical <= 1` and
         /// `warningRecovery <= criticalRecovery < critical`.
+        ///
+        /// - Parameters:
+        ///   - warning: The fraction at which the warning level begins.
+        ///   - critical: The fraction at which the critical level begins.
+        ///   - warningRecovery: The fraction below which the warning level ends.
+        ///   - criticalRecovery: The fraction below which the critical level ends (falling to
+        ///     warning).
+        /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidBudget`` when the
+        ///   fractions are out of that order.
         public init(
             warning: Double,
             critical: Double,

@@ -11,7 +11,7 @@ import Synchronization
 /// Buffers (``HeapBuffer``) are allocated without the thread cache, so the arena's statistics count
 /// exactly their bytes, and the heap keeps a running count of them that needs no epoch refresh.
 /// Every buffer holds the heap alive, and the arena is destroyed (all its pages returned at once)
-/// only when nothing can reach it any more: when the heap object goes away, or at ``close()`` once
+/// only when nothing can reach it any more: when the heap object goes away, or when it is closed once
 /// the last buffer has been freed. No buffer can therefore outlive the memory it points into.
 public final class AppHeap: Sendable {
     /// The app the heap belongs to.

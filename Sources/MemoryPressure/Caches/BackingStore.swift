@@ -12,7 +12,9 @@ public protocol ReleasableStore: AnyObject, Sendable {
     /// system reads it from outside the app's run loop.
     var isVisible: Bool { get set }
 
-    /// Releases the store's bytes, returning how many were released (0 when already released).
+    /// Releases the store's bytes; the store rebuilds them on its next use.
+    ///
+    /// - Returns: The bytes released: 0 when the store was already released.
     @discardableResult
     func release() -> Int
 }
@@ -42,7 +44,20 @@ public final class BackingStore: ReleasableStore {
     private let renders = Atomic<Int>(0)
 
     /// Makes a store of `width` x `height` pixels of `bytesPerPixel` bytes in `heap`, drawn by
-    /// `render` on first use and after each release. Dimensions must be at least 1.
+    /// `render` on first use and after each release. Dimensions must be at least 1. Nothing is
+    /// allocated until the first use.
+    ///
+    /// Register the store with ``MemorySystem/register(_:owner:)`` so the system releases it.
+    ///
+    /// - Parameters:
+    ///   - width: Pixels per row, at least 1.
+    ///   - height: Rows, at least 1.
+    ///   - bytesPerPixel: Bytes per pixel, at least 1; 4 by default.
+    ///   - heap: The heap the pixels live in, usually the owning app's
+    ///     (``MemorySystem/heap(for:)``).
+    ///   - render: Draws the content into fresh bytes, on the thread of the use that needs them.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when a
+    ///   dimension is less than 1 or the total size overflows `Int`.
     public init(
         width: Int,
         height: Int,
@@ -66,6 +81,15 @@ public final class BackingStore: ReleasableStore {
     package var capacity: Int { width * height * bytesPerPixel }
 
     /// Calls `body` with the pixels, rendering them first if they were released (or never made).
+    ///
+    /// A release during `body` only makes the store forget the buffer; its bytes are freed when
+    /// `body` returns.
+    ///
+    /// - Parameter body: Reads the pixels; the buffer is valid only inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/heapClosed`` when the
+    ///   pixels must be rendered and the heap is closed (its app was terminated), or
+    ///   ``MemoryPressureError/Code/allocationFailed`` when jemalloc cannot allocate them.
     public func withPixels<Result: Sendable>(
         _ body: (UnsafeRawBufferPointer) -> Result
     ) throws(MemoryPressureError) -> Result {
@@ -89,8 +113,13 @@ public final class BackingStore: ReleasableStore {
     /// The number of times the pixels have been rendered.
     package var renderCount: Int { renders.load(ordering: .relaxed) }
 
+    /// The bytes of the pixels while they are present: 0 once released and until the next use.
     public var byteCount: Int { pixels.withLock { $0 == nil ? 0 : capacity } }
 
+    /// Releases the pixels; the next use renders them again. A reader in ``withPixels(_:)`` keeps
+    /// its buffer until it returns, and the bytes are freed then.
+    ///
+    /// - Returns: The bytes released: 0 when the pixels were already released.
     @discardableResult
     public func release() -> Int {
         // The buffer is freed here, after the lock is released.

@@ -38,6 +38,13 @@ public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
     }()
 
     /// A category of the caller's own.
+    ///
+    /// - Parameters:
+    ///   - name: The name reports and logs give.
+    ///   - onEnteringBackground: What to do when the owning app enters the background.
+    ///   - onWarning: What to do at the warning level.
+    ///   - onCritical: What to do at the critical level; ``PurgeAction/empty`` by default.
+    /// - Returns: The category.
     public static func custom(
         name: String,
         onEnteringBackground: PurgeAction,
@@ -65,6 +72,7 @@ public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The category's name.
     public var description: String { name }
 }
 
@@ -84,11 +92,17 @@ public struct PurgeAction: Hashable, Sendable, CustomStringConvertible {
     public static let empty = PurgeAction(retainedFraction: 0)
 
     /// Keep the most recently used entries up to `fraction` of the cost and of the count.
+    ///
+    /// - Parameter fraction: The fraction that survives, from 0 (empty) through 1 (keep).
+    /// - Returns: The action.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when
+    ///   `fraction` is outside 0 through 1 (or not a number).
     public static func trim(toFraction fraction: Double) throws(MemoryPressureError) -> PurgeAction {
         guard (0...1).contains(fraction) else { throw .fractionOutOfRange(fraction) }
         return PurgeAction(retainedFraction: fraction)
     }
 
+    /// The action in words: `keep`, `empty` or `trim to 0.1`.
     public var description: String {
         switch retainedFraction {
         case 1: "keep"

@@ -7,7 +7,10 @@ import Synchronization
 /// value to ``discardContentIfPossible()`` and removes it only when ``isContentDiscarded`` is then
 /// true. ``ContentAccessCount`` does the counting for conforming types.
 public protocol DiscardableContent: AnyObject, Sendable {
-    /// Opens an access; returns false (opening nothing) when the content was already discarded.
+    /// Opens an access, so that no purge discards the content until ``endContentAccess()``.
+    ///
+    /// - Returns: Whether an access was opened: false (opening nothing) when the content was
+    ///   already discarded.
     func beginContentAccess() -> Bool
     /// Closes an access opened by a successful ``beginContentAccess()``.
     func endContentAccess()
@@ -30,7 +33,9 @@ public final class ContentAccessCount: Sendable {
     /// A count with no access open and the content not discarded.
     public init() {}
 
-    /// Opens an access unless the content was discarded; returns whether it did.
+    /// Opens an access unless the content was discarded.
+    ///
+    /// - Returns: Whether an access was opened.
     public func begin() -> Bool {
         state.withLock { state in
             guard !state.isDiscarded else { return false }
@@ -47,8 +52,11 @@ public final class ContentAccessCount: Sendable {
         }
     }
 
-    /// Calls `discard` and marks the content discarded if no access is open and it was not already;
-    /// returns whether it did.
+    /// Calls `discard` and marks the content discarded if no access is open and it was not already.
+    ///
+    /// - Parameter discard: Frees the content; called under the count's lock, so it must not use
+    ///   the count.
+    /// - Returns: Whether the content was discarded by this call.
     @discardableResult
     public func discardIfPossible(_ discard: () -> Void = {}) -> Bool {
         state.withLock { state in

@@ -1,6 +1,7 @@
 import Jemalloc
 
-/// What one purge by ``PurgeRegistry`` gave back.
+/// What one purge of caches and stores gave back, as ``MemorySystemEvent/purge(_:step:)`` reports
+/// it.
 public struct PurgeReport: Sendable {
     /// One cache's or store's share of the purge.
     public struct Entry: Hashable, Sendable {

@@ -1,4 +1,5 @@
-/// Memory the system can purge by category and event: what ``PurgeRegistry`` enumerates.
+/// Memory the system can purge by category and event, such as a ``PurgeableCache``: what
+/// ``MemorySystem/register(_:)`` takes.
 public protocol Purgeable: AnyObject, Sendable {
     /// The name, for reports.
     var name: String { get }
@@ -13,7 +14,10 @@ public protocol Purgeable: AnyObject, Sendable {
     /// The number of entries held now.
     var count: Int { get }
 
-    /// Applies the category's action for `event`, returning what was removed.
+    /// Applies the category's action for `event`.
+    ///
+    /// - Parameter event: What makes the system purge.
+    /// - Returns: What was removed.
     @discardableResult
     func purge(for event: PurgeEvent) -> CachePurgeResult
 }
@@ -26,6 +30,10 @@ public struct CachePurgeResult: Hashable, Sendable {
     public var releasedCost: Int
 
     /// A result with these counts.
+    ///
+    /// - Parameters:
+    ///   - removedCount: The number of entries removed.
+    ///   - releasedCost: The sum of their declared costs.
     public init(removedCount: Int = 0, releasedCost: Int = 0) {
         self.removedCount = removedCount
         self.releasedCost = releasedCost
@@ -50,6 +58,7 @@ public enum PurgeEvent: Hashable, Sendable, CaseIterable, CustomStringConvertibl
         }
     }
 
+    /// The event in words: `entering background`, `warning` or `critical`.
     public var description: String {
         switch self {
         case .enteringBackground: "entering background"

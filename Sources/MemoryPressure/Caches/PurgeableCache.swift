@@ -41,6 +41,24 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     /// Makes an empty cache. Limits, when given, must be at least 1, and a count limit at most
     /// ``maximumCount``.
+    ///
+    /// Register the cache with ``MemorySystem/register(_:)`` so the system purges it; the system
+    /// holds it weakly, so it stays registered for as long as its owner keeps it.
+    ///
+    /// - Parameters:
+    ///   - name: The name purge reports and logs give.
+    ///   - owner: The app whose memory the cache holds; ``AppIdentifier/service`` (the default)
+    ///     for a service's own cache.
+    ///   - category: What the cache holds, which decides what each purge event does to it.
+    ///   - costLimit: The most total cost kept, or nil (the default) for no limit.
+    ///   - countLimit: The most entries kept, or nil (the default) for no limit but
+    ///     ``maximumCount``.
+    ///   - payloadLocation: Where the values keep their bytes: ``PayloadLocation/elsewhere`` (the
+    ///     default), counted to the owner by declared cost, or ``PayloadLocation/appHeap``, already
+    ///     counted in the owner's heap.
+    ///   - evictionHandler: Called, outside the lock, for each entry the cache drops on its own.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    ///   a limit is less than 1 or the count limit is larger than ``maximumCount``.
     public init(
         name: String,
         owner: AppIdentifier = .service,
@@ -65,14 +83,24 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         entries = Mutex(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
     }
 
-    /// The value stored for `key`, which becomes the most recently used; nil if there is none.
+    /// The value stored for `key`, which becomes the most recently used.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value, or nil if there is none.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         entries.withLock { $0.value(forKey: key) }
     }
 
     /// Stores `value` for `key` as the most recently used entry, then evicts least recently used
-    /// entries until the limits hold.
+    /// entries until the limits hold (the new entry too, if its cost alone exceeds the cost limit).
+    ///
+    /// - Parameters:
+    ///   - value: The value; it replaces any value stored for `key`.
+    ///   - key: The key.
+    ///   - cost: The entry's declared cost, usually its bytes; 0 by default.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when
+    ///   `cost` is negative; the cache is unchanged.
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) throws(MemoryPressureError) {
         guard cost >= 0 else { throw .negativeCost(cost) }
@@ -89,7 +117,10 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         evicted.report(to: evictionHandler)
     }
 
-    /// Removes and returns the value for `key`.
+    /// Removes the value for `key`, without calling the eviction handler.
+    ///
+    /// - Parameter key: The key.
+    /// - Returns: The value removed, or nil if there was none.
     @discardableResult
     @inlinable
     public func removeValue(forKey key: Key) -> Value? {
@@ -115,15 +146,24 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     }
 
     /// Removes least recently used entries until at most `fraction` of the current total cost and
-    /// of the current count remain (rounded down).
+    /// of the current count remain (rounded down). Discardable content with an access open is kept.
+    ///
+    /// - Parameter fraction: The fraction to keep, from 0 through 1.
+    /// - Returns: What was removed.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when
+    ///   `fraction` is outside 0 through 1 (or not a number).
     @discardableResult
     public func trim(toFraction fraction: Double) throws(MemoryPressureError) -> CachePurgeResult {
         guard (0...1).contains(fraction) else { throw .fractionOutOfRange(fraction) }
         return trim(keeping: fraction)
     }
 
+    /// Applies the category's action for `event`: keep, empty, or trim to a fraction. Discardable
+    /// content with an access open is kept.
+    ///
+    /// - Parameter event: What makes the system purge.
+    /// - Returns: What was removed.
     @discardableResult
-    /// Applies the category's action for `event`: keep, empty, or trim to a fraction.
     public func purge(for event: PurgeEvent) -> CachePurgeResult {
         trim(keeping: category.action(for: event).retainedFraction)
     }

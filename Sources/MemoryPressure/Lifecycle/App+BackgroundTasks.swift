@@ -1,7 +1,8 @@
-/// Identifies an open background task.
+/// Identifies an open background task, as ``App/beginBackgroundTask(expirationHandler:)`` returns it.
 public struct BackgroundTaskIdentifier: Hashable, Sendable, CustomStringConvertible {
     let rawValue: Int
 
+    /// The task's number, for messages: `#1`, `#2`, ….
     public var description: String { "#\(rawValue)" }
 }
 
@@ -10,6 +11,16 @@ extension App {
     /// of suspending. After `configuration.backgroundTaskTimeLimit` the task's `expirationHandler`
     /// runs on the app's run loop; if the task is still open after it, the app is terminated (reason
     /// `backgroundTaskExpired`). Only a running app (inactive, active, background) can open one.
+    ///
+    /// Each task has its own time limit, counted from the call; terminating the app cancels every
+    /// open task without calling its handler.
+    ///
+    /// - Parameter expirationHandler: Runs on the app's run loop, isolated to the app, when the time
+    ///   limit passes with the task still open; it should end the task
+    ///   (``endBackgroundTask(_:)``).
+    /// - Returns: The task's identifier, to end it with.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is suspended or not running.
     public nonisolated func beginBackgroundTask(
         expirationHandler: @escaping @Sendable (isolated App) -> Void
     ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
@@ -35,7 +46,12 @@ extension App {
         }
     }
 
-    /// Ends a background task; a background app whose last task this was suspends.
+    /// Ends a background task; a background app whose last task this was suspends (once
+    /// `didEnterBackground` has returned, when it is still running).
+    ///
+    /// - Parameter task: The task, as ``beginBackgroundTask(expirationHandler:)`` returned it.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask`` when
+    ///   `task` is not open: never begun, already ended, or cancelled by a termination.
     public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
         try record.withLock { record throws(MemoryPressureError) in
             guard let ended = record.backgroundTasks.removeValue(forKey: task) else {

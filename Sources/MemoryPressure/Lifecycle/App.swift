@@ -20,10 +20,14 @@ import Synchronization
 /// queued work, and releases its view controllers once its run loop has drained.
 ///
 /// ## Transitions
-/// The system moves an app with `launch(options:)`, `deactivate()`, `activate()`,
-/// `enterBackground()`, `enterForeground()`, `suspend()` and `terminate(reason:)`. Each validates the
-/// state, moves the app to its new state, queues its callbacks (see `LifecycleCallback`) and returns,
-/// once they have run or their deadline passed, the app's state then.
+/// The system moves an app with ``launch(options:)``, ``deactivate()``, ``activate()``,
+/// ``enterBackground()``, ``enterForeground()``, ``suspend()`` and ``terminate(reason:)``. Each
+/// validates the state, moves the app to its new state, queues its callbacks (see
+/// ``LifecycleCallback``) and returns, once they have run or their deadline passed, the app's state
+/// then.
+///
+/// Apps are made by ``MemorySystem/register(_:configuration:limits:makeDelegate:)``; see
+/// <doc:TheAppLifecycle>.
 public actor App {
     /// The app's name.
     public nonisolated let identifier: AppIdentifier
@@ -84,6 +88,8 @@ public actor App {
         self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
     }
 
+    /// The app's serial run loop, the executor every callback, observer and isolated method of the
+    /// app runs on.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         runLoop.asUnownedSerialExecutor()
     }
@@ -121,7 +127,16 @@ public actor App {
     ///
     /// When `options` carries no restored state and the app has a state archive, the state it saved
     /// last is restored into the options; an archive that cannot be read is reported (a
-    /// `restorationFailed` event and `LaunchOptions.restorationFailure`) and the app launches fresh.
+    /// ``LifecycleEvent/restorationFailed(app:_:)`` event and ``LaunchOptions/restorationFailure``)
+    /// and the app launches fresh.
+    ///
+    /// - Parameter options: Why the app is launched, and the state to hand it; a user launch by
+    ///   default.
+    /// - Returns: The app's state once the launch callbacks have run: `active`, or, for a background
+    ///   event, `suspended` (`background` while a background task is open, `notRunning` when
+    ///   `didEnterBackground` overran its deadline).
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is running or suspended.
     @discardableResult
     public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(MemoryPressureError) -> AppState {
         let options = restoringState(into: options)
@@ -140,6 +155,11 @@ public actor App {
     }
 
     /// An interruption: `willResignActive`, active to inactive.
+    ///
+    /// - Returns: The app's state once the callback has run: `inactive`, unless a later
+    ///   transition has moved it on.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not active or is terminating.
     @discardableResult
     public nonisolated func deactivate() async throws(MemoryPressureError) -> AppState {
         try await transition(.deactivate, accepted: [.active]) { record in
@@ -149,6 +169,11 @@ public actor App {
     }
 
     /// The end of an interruption: `didBecomeActive`, inactive to active.
+    ///
+    /// - Returns: The app's state once the callback has run: `active`, unless a later transition
+    ///   has moved it on.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not inactive or is terminating.
     @discardableResult
     public nonisolated func activate() async throws(MemoryPressureError) -> AppState {
         try await transition(.activate, accepted: [.inactive]) { record in
@@ -159,6 +184,11 @@ public actor App {
 
     /// Home, or another app comes forward: `willResignActive` (when active), `didEnterBackground`
     /// within its deadline, then suspension when no background task is open.
+    ///
+    /// - Returns: The app's state once the callbacks have run: `suspended`, `background` while a
+    ///   background task is open, or `notRunning` when `didEnterBackground` overran its deadline.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not active or inactive, or is terminating.
     @discardableResult
     public nonisolated func enterBackground() async throws(MemoryPressureError) -> AppState {
         try await transition(.enterBackground, accepted: [.active, .inactive]) { record in
@@ -173,6 +203,11 @@ public actor App {
 
     /// Back to the foreground: `willEnterForeground`, the notifications queued while suspended,
     /// `didBecomeActive`.
+    ///
+    /// - Returns: The app's state once the callbacks have run: `active`, unless a later transition
+    ///   has moved it on.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not in the background or suspended, or is terminating.
     @discardableResult
     public nonisolated func enterForeground() async throws(MemoryPressureError) -> AppState {
         try await transition(.enterForeground, accepted: [.background, .suspended]) { record in
@@ -190,6 +225,14 @@ public actor App {
 
     /// Suspends a background app with no open background task (the system does this on its own
     /// after `didEnterBackground` and after the last background task ends). No callback.
+    ///
+    /// Called while `didEnterBackground` is still queued or running, it suspends the app once the
+    /// callback returns.
+    ///
+    /// - Returns: The app's state then: `suspended`, or `background` when `didEnterBackground`
+    ///   opened a background task.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not in the background, is terminating, or has background tasks open.
     @discardableResult
     public nonisolated func suspend() async throws(MemoryPressureError) -> AppState {
         try await transition(.suspend, accepted: [.background]) { record throws(MemoryPressureError) in
@@ -215,8 +258,8 @@ public actor App {
     ///
     /// - Parameter reason: Why the app is terminated, as its record and its next launch report it.
     /// - Returns: The app's state then, `notRunning`.
-    /// - Throws: ``MemoryPressureError`` (`invalidTransition`, `appTerminating`) when the app is not
-    ///   running or is already being terminated.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
+    ///   the app is not running or suspended, or is already being terminated.
     @discardableResult
     public nonisolated func terminate(reason: TerminationReason) async throws(MemoryPressureError) -> AppState {
         let state = try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in

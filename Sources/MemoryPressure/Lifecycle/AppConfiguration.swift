@@ -18,7 +18,15 @@ public struct AppConfiguration: Hashable, Sendable {
     /// open after the handler terminates the app (reason `backgroundTaskExpired`).
     public let backgroundTaskTimeLimit: Duration
 
-    /// Validates each limit against `acceptedRange` (1 ms to 1 h).
+    /// Validates each limit against ``acceptedRange`` (1 ms to 1 h).
+    ///
+    /// - Parameters:
+    ///   - backgroundDeadline: How long `didEnterBackground` may take; 5 s by default.
+    ///   - terminationDeadline: How long `willTerminate` may take; 5 s by default.
+    ///   - backgroundTaskTimeLimit: How long a background task may stay open before its expiration
+    ///     handler runs; 30 s by default.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    ///   a limit is outside ``acceptedRange``.
     public init(
         backgroundDeadline: Duration = .seconds(5),
         terminationDeadline: Duration = .seconds(5),

@@ -5,34 +5,96 @@
 /// Every method runs on the app's run loop, isolated to the app (the `isolated App` parameter), one
 /// callback at a time: a delegate can use the app's isolated state (its view controllers, its
 /// background tasks) synchronously, and needs no locks of its own. `didEnterBackground` and
-/// `willTerminate` have deadlines (`AppConfiguration`); a delegate that overruns one is terminated.
+/// `willTerminate` have deadlines (``AppConfiguration``); a delegate that overruns one is terminated.
+///
+/// The system moves an app's state when a transition is asked for, before the transition's
+/// callbacks run, so ``App/state`` read inside a callback gives the state the transition ends in
+/// (see <doc:TheAppLifecycle>).
 public protocol AppDelegate {
-    /// Launch has begun; the app is inactive.
+    /// Launch has begun. ``App/state`` already reads the state the launch moves to: `active`, or
+    /// `background` for a background event.
+    ///
+    /// - Parameters:
+    ///   - app: The app, isolated: the callback runs on its run loop.
+    ///   - options: Why the app was launched, and the state it saved before it was last terminated.
     func willFinishLaunching(_ app: isolated App, options: LaunchOptions)
-    /// Launch is done; the app becomes active next (or enters the background, for a background event).
+    /// Launch is done; `didBecomeActive` follows (or `didEnterBackground`, for a background event).
+    ///
+    /// - Parameters:
+    ///   - app: The app, isolated: the callback runs on its run loop.
+    ///   - options: Why the app was launched, and the state it saved before it was last terminated.
     func didFinishLaunching(_ app: isolated App, options: LaunchOptions)
     /// The app is active: restart what `willResignActive` paused.
+    ///
+    /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func didBecomeActive(_ app: isolated App)
     /// The app is about to become inactive (an interruption, or on its way to the background).
+    /// ``App/state`` reads `inactive` for an interruption and `background` on the way there.
+    ///
+    /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willResignActive(_ app: isolated App)
-    /// The app is in the background: save state and release memory, within the deadline.
+    /// The app is in the background: save state and release memory, within the deadline
+    /// (``AppConfiguration/backgroundDeadline``). The app suspends when this returns, unless a
+    /// background task is open.
+    ///
+    /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func didEnterBackground(_ app: isolated App)
-    /// The app is about to come back to the foreground.
+    /// The app is about to come back to the foreground. ``App/state`` already reads `active`; the
+    /// notifications queued while the app was suspended come next, then `didBecomeActive`.
+    ///
+    /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willEnterForeground(_ app: isolated App)
-    /// The running app is about to be terminated: save state, within the deadline. Suspended apps
-    /// are terminated without this call.
+    /// The running app is about to be terminated: save state, within the deadline
+    /// (``AppConfiguration/terminationDeadline``). Suspended apps are terminated without this call.
+    ///
+    /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willTerminate(_ app: isolated App)
-    /// Memory is short: release what can be rebuilt.
+    /// Memory is short: release what can be rebuilt. Called before the app's view controllers and
+    /// observers hear the same warning.
+    ///
+    /// - Parameters:
+    ///   - app: The app, isolated: the callback runs on its run loop.
+    ///   - warning: The warning: the pressure level and the sample it was decided on.
     func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning)
 }
 
 extension AppDelegate {
+    /// Does nothing.
+    ///
+    /// - Parameters:
+    ///   - app: The app.
+    ///   - options: The launch options.
     public func willFinishLaunching(_ app: isolated App, options: LaunchOptions) {}
+    /// Does nothing.
+    ///
+    /// - Parameters:
+    ///   - app: The app.
+    ///   - options: The launch options.
     public func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {}
+    /// Does nothing.
+    ///
+    /// - Parameter app: The app.
     public func didBecomeActive(_ app: isolated App) {}
+    /// Does nothing.
+    ///
+    /// - Parameter app: The app.
     public func willResignActive(_ app: isolated App) {}
+    /// Does nothing.
+    ///
+    /// - Parameter app: The app.
     public func didEnterBackground(_ app: isolated App) {}
+    /// Does nothing.
+    ///
+    /// - Parameter app: The app.
     public func willEnterForeground(_ app: isolated App) {}
+    /// Does nothing.
+    ///
+    /// - Parameter app: The app.
     public func willTerminate(_ app: isolated App) {}
+    /// Does nothing.
+    ///
+    /// - Parameters:
+    ///   - app: The app.
+    ///   - warning: The warning.
     public func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) {}
 }

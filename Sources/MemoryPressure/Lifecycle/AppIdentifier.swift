@@ -9,6 +9,10 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
 
     /// Validates `rawValue`: between 1 and 255 UTF-8 bytes, no `/` or `\`, not `.` or `..`, no
     /// control characters.
+    ///
+    /// - Parameter rawValue: The identifier's text.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidIdentifier`` when the
+    ///   text is not a safe single path component.
     public init(_ rawValue: String) throws(MemoryPressureError) {
         if rawValue.isEmpty {
             throw .invalidIdentifier(rawValue, reason: "is empty")
@@ -30,11 +34,20 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
         self.rawValue = rawValue
     }
 
+    /// Decodes an identifier from its text, validated as ``init(_:)`` validates it.
+    ///
+    /// - Parameter decoder: The decoder, holding a single string.
+    /// - Throws: The decoder's error when the value is not a string, or ``MemoryPressureError``
+    ///   with ``MemoryPressureError/Code/invalidIdentifier`` when the text is not a valid identifier.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         try self.init(text)
     }
 
+    /// Encodes the identifier as its text.
+    ///
+    /// - Parameter encoder: The encoder.
+    /// - Throws: The encoder's error.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
@@ -48,9 +61,16 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
         self.rawValue = rawValue
     }
 
+    /// Orders identifiers by their text.
+    ///
+    /// - Parameters:
+    ///   - lhs: An identifier.
+    ///   - rhs: Another identifier.
+    /// - Returns: Whether `lhs`'s text sorts before `rhs`'s.
     public static func < (lhs: AppIdentifier, rhs: AppIdentifier) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
 
+    /// The identifier's text.
     public var description: String { rawValue }
 }

@@ -10,14 +10,20 @@ public struct AppNotification: Hashable, Sendable {
         public let rawValue: String
 
         /// The name with this text.
+        ///
+        /// - Parameter rawValue: The name's text.
         public init(rawValue: String) {
             self.rawValue = rawValue
         }
 
+        /// The name written as a string literal.
+        ///
+        /// - Parameter value: The name's text.
         public init(stringLiteral value: String) {
             self.init(rawValue: value)
         }
 
+        /// The name's text.
         public var description: String { rawValue }
 
         /// Posted to a running app's observers on each memory warning, after its delegate and view
@@ -33,6 +39,10 @@ public struct AppNotification: Hashable, Sendable {
     public var postCount: Int
 
     /// A notification of one post.
+    ///
+    /// - Parameters:
+    ///   - name: The notification's name: what coalescing groups by.
+    ///   - payload: What changed; ``NotificationPayload/empty`` by default.
     public init(name: Name, payload: NotificationPayload = .empty) {
         self.name = name
         self.payload = payload
@@ -80,18 +90,30 @@ public enum NotificationPayload: Hashable, Sendable {
 public struct AppNotificationCenter: Sendable {
     let app: App
 
-    /// Posts `notification` to the app's observers.
+    /// Posts `notification` to the app's observers: delivered on the app's run loop while it runs,
+    /// queued and coalesced while it is suspended, dropped while it is not running.
+    ///
+    /// - Parameter notification: The notification.
     public func post(_ notification: AppNotification) {
         app.notificationRegistry.post(notification, to: app)
     }
 
-    /// Posts a notification named `name` with `payload`.
+    /// Posts a notification named `name` with `payload`, as ``post(_:)`` does.
+    ///
+    /// - Parameters:
+    ///   - name: The notification's name.
+    ///   - payload: What changed; ``NotificationPayload/empty`` by default.
     public func post(name: AppNotification.Name, payload: NotificationPayload = .empty) {
         post(AppNotification(name: name, payload: payload))
     }
 
     /// Calls `handler` for each notification named `name` (or every notification, for nil) until
     /// the observer is removed. An observer added during a delivery first hears the next one.
+    ///
+    /// - Parameters:
+    ///   - name: The name to observe, or nil for every notification.
+    ///   - handler: Runs on the app's run loop, isolated to the app, once per notification.
+    /// - Returns: The token to remove the observer with. Terminating the app removes it too.
     @discardableResult
     public func addObserver(
         forName name: AppNotification.Name?,
@@ -102,12 +124,17 @@ public struct AppNotificationCenter: Sendable {
 
     /// Removes an observer; it is not called again, even for a delivery under way. Removing an
     /// observer already removed does nothing.
+    ///
+    /// - Parameter token: The token ``addObserver(forName:using:)`` returned.
     public func removeObserver(_ token: NotificationObserverToken) {
         app.notificationRegistry.remove(token)
     }
 
     /// The notifications named `name` (or every notification, for nil) from now on. The stream ends
     /// when the app is terminated, and its observer is removed when the consumer stops iterating.
+    ///
+    /// - Parameter name: The name to observe, or nil for every notification.
+    /// - Returns: A stream for one reader.
     public func notifications(named name: AppNotification.Name?) -> AsyncStream<AppNotification> {
         let (stream, continuation) = AsyncStream.makeStream(of: AppNotification.self)
         let registry = app.notificationRegistry

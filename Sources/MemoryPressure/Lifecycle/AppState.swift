@@ -23,6 +23,7 @@ public enum AppState: String, Hashable, Sendable, CaseIterable, Codable, CustomS
         }
     }
 
+    /// The state's name, such as `suspended`.
     public var description: String { rawValue }
 }
 
@@ -42,6 +43,7 @@ public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable
     /// The system (or the user) asked for it.
     case explicit
 
+    /// The reason in words, such as `system pressure`.
     public var description: String {
         switch self {
         case .systemPressure: "system pressure"

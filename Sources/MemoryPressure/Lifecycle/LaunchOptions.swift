@@ -29,6 +29,11 @@ public struct LaunchOptions: Hashable, Sendable {
     public var restorationFailure: MemoryPressureError?
 
     /// Options for a launch for `reason`, handing back `restoredState` when there is one.
+    ///
+    /// - Parameters:
+    ///   - reason: Why the app is launched; ``Reason/user`` by default.
+    ///   - restoredState: The state to hand the app, or nil (the default) for the one it saved last
+    ///     in the state archive, if any.
     public init(reason: Reason = .user, restoredState: [UInt8]? = nil) {
         self.reason = reason
         self.restoredState = restoredState

@@ -27,13 +27,24 @@ public enum LifecycleEvent: Hashable, Sendable {
 
 /// The app-delegate callbacks, by name: what lifecycle events report and tests record.
 public enum LifecycleCallback: Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// ``AppDelegate/willFinishLaunching(_:options:)``.
     case willFinishLaunching
+    /// ``AppDelegate/didFinishLaunching(_:options:)``.
     case didFinishLaunching
+    /// ``AppDelegate/didBecomeActive(_:)``.
     case didBecomeActive
+    /// ``AppDelegate/willResignActive(_:)``.
     case willResignActive
+    /// ``AppDelegate/didEnterBackground(_:)``, which has a deadline
+    /// (``AppConfiguration/backgroundDeadline``).
     case didEnterBackground
+    /// ``AppDelegate/willEnterForeground(_:)``.
     case willEnterForeground
+    /// ``AppDelegate/willTerminate(_:)``, which has a deadline
+    /// (``AppConfiguration/terminationDeadline``).
     case willTerminate
+    /// ``AppDelegate/didReceiveMemoryWarning(_:warning:)``, reported once per warning an app
+    /// receives, before its delegate, view controllers and observers are called.
     case didReceiveMemoryWarning
 
     /// The time the callback may take before the app is terminated (reason `deadline`), or nil when
@@ -46,6 +57,7 @@ public enum LifecycleCallback: Hashable, Sendable, CaseIterable, CustomStringCon
         }
     }
 
+    /// The callback's name, such as `didEnterBackground`.
     public var description: String {
         switch self {
         case .willFinishLaunching: "willFinishLaunching"

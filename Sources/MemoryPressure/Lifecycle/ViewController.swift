@@ -2,7 +2,8 @@
 /// lazily and gives memory back on a memory warning.
 ///
 /// View controllers belong to one app and live in its isolation domain (reached from
-/// `App.rootViewController`, or created in its callbacks): they are not `Sendable` and never need to be.
+/// ``App/rootViewController``, or created in its callbacks): they are not `Sendable` and never need
+/// to be.
 open class ViewController {
     /// The controllers this one contains, in the order added.
     public private(set) var children: [ViewController] = []
@@ -37,7 +38,10 @@ open class ViewController {
         loadedView != nil
     }
 
-    /// Makes the controller's view; the default is an empty view.
+    /// Makes the controller's view; the default is an empty view. Called once, on the first use of
+    /// ``view``.
+    ///
+    /// - Returns: The view, with its subviews and backing stores.
     open func loadView() -> View {
         View()
     }
@@ -55,6 +59,8 @@ open class ViewController {
     }
 
     /// Adds `child` (removing it from its former parent).
+    ///
+    /// - Parameter child: The controller to contain; it hears memory warnings after this one.
     public func addChild(_ child: ViewController) {
         child.removeFromParent()
         children.append(child)
@@ -85,11 +91,15 @@ open class View {
     public private(set) var subviews: [View] = []
 
     /// A view owning `backingStore`, when given.
+    ///
+    /// - Parameter backingStore: The memory the view renders into, or nil (the default) for none.
     public init(backingStore: (any ReleasableStore)? = nil) {
         self.backingStore = backingStore
     }
 
     /// Adds `view` on top of the subviews.
+    ///
+    /// - Parameter view: The view to add.
     public func addSubview(_ view: View) {
         subviews.append(view)
     }

@@ -6,9 +6,9 @@ import Jemalloc
 /// and stall figures are nil or empty.
 ///
 /// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
-/// `cgroupCurrentBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (``JemallocStatistics``), `cgroupEvents`
-/// (``ControlGroupEvents``), `pressureStall` (``PressureStall``) and `samplingDurationSeconds`; a
-/// figure that is nil is left out.
+/// `cgroupCurrentBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
+/// `JemallocStatistics`), `cgroupEvents` (``ControlGroupEvents``), `pressureStall`
+/// (``PressureStall``) and `samplingDurationSeconds`; a figure that is nil is left out.
 public struct MemorySample: Hashable, Sendable, Encodable {
     /// When the reading was taken.
     public var time: ContinuousClock.Instant
@@ -69,6 +69,9 @@ extension MemorySample {
     /// `time` is a number of seconds on the continuous clock's timeline, which on Linux is
     /// `CLOCK_BOOTTIME`: seconds since boot, as the first figure of `/proc/uptime`.
     /// `samplingDurationSeconds` is a number of seconds.
+    ///
+    /// - Parameter encoder: The encoder.
+    /// - Throws: The encoder's error.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(secondsSinceBoot: time, forKey: .time)

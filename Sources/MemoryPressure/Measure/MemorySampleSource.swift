@@ -17,9 +17,17 @@ public protocol MemorySampleSource: Sendable {
     /// The shallowest depth of sample that reads this source: `.cheap` sources are read on every
     /// sample, `.full` ones only on full samples.
     var depth: SampleDepth { get }
-    /// Adds this source's figures to `sample`, or throws when they cannot be read now. A
-    /// ``MemoryPressureError`` with the code ``MemoryPressureError/Code/measurementUnavailable`` means
-    /// they never will be.
+    /// Adds this source's figures to `sample`, or throws when they cannot be read now.
+    ///
+    /// The monitor logs a source's first failure once and leaves its figures unknown (nil); a
+    /// source that throws ``MemoryPressureError/Code/measurementUnavailable`` is not read again.
+    ///
+    /// - Parameter sample: The sample being taken; the source sets its own figures in it.
+    /// - Throws: Any error, when the figures cannot be read now. A ``MemoryPressureError`` with the
+    ///   code ``MemoryPressureError/Code/measurementUnavailable`` means they never will be. The
+    ///   standard kernel-file sources throw ``MemoryPressureError/Code/measurementFailed`` for a
+    ///   file that cannot be read or parsed; the jemalloc source throws the Jemalloc module's
+    ///   `JemallocError`.
     func read(into sample: inout MemorySample) throws
 }
 

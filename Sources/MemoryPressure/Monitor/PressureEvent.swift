@@ -9,10 +9,17 @@ public enum PressureLevel: Int, Comparable, Hashable, Sendable, CaseIterable, Co
     /// Over the critical threshold: everything is purged and suspended apps are terminated.
     case critical
 
+    /// Orders levels by severity: normal, warning, critical.
+    ///
+    /// - Parameters:
+    ///   - lhs: A level.
+    ///   - rhs: Another level.
+    /// - Returns: Whether `lhs` is less severe than `rhs`.
     public static func < (lhs: PressureLevel, rhs: PressureLevel) -> Bool {
         lhs.rawValue < rhs.rawValue
     }
 
+    /// The level's name: `normal`, `warning` or `critical`.
     public var description: String {
         switch self {
         case .normal: "normal"
@@ -24,6 +31,10 @@ public enum PressureLevel: Int, Comparable, Hashable, Sendable, CaseIterable, Co
 
 extension PressureLevel {
     /// Decodes a level from its name.
+    ///
+    /// - Parameter decoder: The decoder, holding a single string.
+    /// - Throws: `DecodingError.dataCorrupted` when the name is not `normal`, `warning` or
+    ///   `critical`, or the decoder's error when the value is not a string.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let name = try container.decode(String.self)
@@ -36,6 +47,9 @@ extension PressureLevel {
     }
 
     /// Encodes the level as its name.
+    ///
+    /// - Parameter encoder: The encoder.
+    /// - Throws: The encoder's error.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
@@ -71,6 +85,7 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
         self.sample = sample
     }
 
+    /// The announcement in words: `normal -> warning`, or `critical (repeated)`.
     public var description: String {
         switch kind {
         case .rise, .fall: "\(previous) -> \(level)"

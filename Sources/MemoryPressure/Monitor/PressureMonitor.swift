@@ -5,10 +5,14 @@ import SystemPackage
 /// Samples the process's memory on its own thread, judges it against a budget, and announces the
 /// pressure level.
 ///
+/// A ``MemorySystem`` owns one (``MemorySystem/monitor``), made from
+/// ``MemorySystem/Configuration/monitor``, and runs it while ``MemorySystem/run()`` runs:
+///
 /// ```swift
-/// let monitor = PressureMonitor(configuration: .init(budget: try .resolve(.automatic())))
-/// try monitor.start()
-/// for await event in monitor.events.stream() {
+/// let system = try MemorySystem(configuration: .init(budget: try .resolve(.automatic())))
+/// let changes = system.monitor.events.stream()
+/// Task { try await system.run() }
+/// for await event in changes {
 ///     if case .change(let change) = event { print(change) }
 /// }
 /// ```
@@ -150,6 +154,11 @@ extension PressureMonitor {
         }
 
         /// The defaults, judged against `budget`.
+        ///
+        /// - Parameters:
+        ///   - budget: The budget samples are judged against.
+        ///   - logger: Where the monitor logs; a logger labelled `MemoryPressure.PressureMonitor` by
+        ///     default.
         public init(budget: MemoryBudget, logger: Logger = Logger(label: "MemoryPressure.PressureMonitor")) {
             self.budget = budget
             self.logger = logger

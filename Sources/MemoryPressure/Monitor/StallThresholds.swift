@@ -10,7 +10,15 @@ public struct StallThresholds: Hashable, Sendable {
     /// The thresholds accepted: a percentage of time stalled, greater than zero and at most 100.
     package static let percentRange: ClosedRange<Double> = .leastNonzeroMagnitude ... 100
 
-    /// Thresholds in percent of the last 10 seconds stalled, each within ``percentRange``.
+    /// Thresholds in percent of the last 10 seconds stalled, each greater than 0 and at most 100.
+    ///
+    /// - Parameters:
+    ///   - someAverage10ForWarning: The `some avg10` percentage at or above which the level is at
+    ///     least warning.
+    ///   - fullAverage10ForCritical: The `full avg10` percentage at or above which the level is
+    ///     critical.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    ///   a percentage is not greater than 0 and at most 100.
     public init(someAverage10ForWarning: Double, fullAverage10ForCritical: Double) throws(MemoryPressureError) {
         // Each threshold is named as the PSI file names its figure.
         let given = [("some avg10", someAverage10ForWarning), ("full avg10", fullAverage10ForCritical)]

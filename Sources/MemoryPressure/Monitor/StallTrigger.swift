@@ -25,6 +25,17 @@ public struct StallTrigger: Hashable, Sendable, CustomStringConvertible {
 
     /// A trigger of `stall` per `window`, checked against the kernel's limits: the window within
     /// 500 ms to 10 s, the stall positive and no longer than the window.
+    ///
+    /// Whether the window is a multiple of 2 s, as the kernel asks of unprivileged processes, is
+    /// not checked here: a trigger the kernel refuses is logged when the monitor starts, and the
+    /// monitor samples on its interval alone.
+    ///
+    /// - Parameters:
+    ///   - kind: Which stall counts; ``Kind/some`` by default.
+    ///   - stall: The stall time within a window that fires the trigger.
+    ///   - window: The window the stall is measured over.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    ///   the window or the stall is out of range.
     public init(_ kind: Kind = .some, stall: Duration, window: Duration) throws(MemoryPressureError) {
         guard Self.windowRange.contains(window), stall > .zero, stall <= window else {
             throw .stallTriggerOutOfRange(stall: stall, window: window)

@@ -2,11 +2,18 @@ import FoundationEssentials
 
 extension App {
     /// Saves `state` in the app's state archive, to be handed back in
-    /// `LaunchOptions.restoredState` when the app launches again, for example after the system
+    /// ``LaunchOptions/restoredState`` when the app launches again, for example after the system
     /// terminated it while suspended. Call it from `didEnterBackground`.
     ///
-    /// The state is encoded as JSON and written atomically; when the write fails, the state saved
-    /// before is kept and the error says why.
+    /// The state is encoded as JSON and written atomically (a temporary file, `fsync`, a rename
+    /// over the old file, `fsync` of the directory) into a directory of the app's own (mode 0700)
+    /// under ``MemorySystem/Configuration/stateArchiveDirectory``; when the write fails, the state
+    /// saved before is kept and the error says why.
+    ///
+    /// - Parameter state: The state to save; it replaces the one saved before.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/stateArchiveUnusable`` when
+    ///   the system has no state archive directory or the app's directory cannot be made, or
+    ///   ``MemoryPressureError/Code/stateNotSaved`` when the state cannot be encoded or written.
     public nonisolated func saveState<State: Encodable>(_ state: State) throws(MemoryPressureError) {
         guard let stateArchive else { throw .noStateArchive(app: identifier) }
         let bytes: [UInt8]
@@ -33,7 +40,12 @@ extension App {
 }
 
 extension LaunchOptions {
-    /// The restored state decoded as `State`, or nil when there is none.
+    /// The restored state decoded as `State` from the JSON ``App/saveState(_:)`` wrote.
+    ///
+    /// - Parameter type: The type the state was saved as.
+    /// - Returns: The state, or nil when there is none.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/stateNotRestored`` when the
+    ///   state does not decode as `type`.
     public func restoredState<State: Decodable>(as type: State.Type) throws(MemoryPressureError) -> State? {
         guard let restoredState else { return nil }
         do {
