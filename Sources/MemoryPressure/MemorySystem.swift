@@ -213,9 +213,9 @@ public final class MemorySystem: Sendable {
             group.addTask(executorPreference: executor) { [journal, configuration] in
                 await warnings.run(recordingIn: journal, timeout: configuration.warningTimeout)
             }
-            group.addTask(executorPreference: executor) { [hosted, registry, monitor, terminator, journal, configuration, targetBytes] in
+            group.addTask(executorPreference: executor) { [hosted, registry, monitor, account, terminator, journal, configuration, targetBytes] in
                 var ladder = ReclamationLadder(
-                    apps: hosted, registry: registry, monitor: monitor, terminator: terminator, journal: journal,
+                    apps: hosted, registry: registry, monitor: monitor, account: account, terminator: terminator, journal: journal,
                     warnings: warnings, configuration: configuration, target: targetBytes
                 )
                 for await event in pressure {

@@ -191,3 +191,68 @@ struct PressureMonitorTests {
         observation.cancel()
     }
 }
+
+extension PressureMonitorTests {
+    /// A monitor that would sample once in ten minutes unless it samples fast.
+    static func slowMonitor(over source: any MemorySampleSource) -> PressureMonitor {
+        var configuration = configuration(budget: budget, sources: [source], interval: .seconds(600))
+        configuration.fastInterval = .milliseconds(10)
+        return PressureMonitor(configuration: configuration)
+    }
+
+    /// Counts samples until `count` have come, or none came for `quiet`; returns how many came.
+    static func samples(_ events: AsyncStream<PressureEvent>, upTo count: Int, quiet: Duration) async -> Int {
+        var seen = 0
+        while seen < count, await events.first(within: quiet, where: { $0.sample != nil }) != nil { seen += 1 }
+        return seen
+    }
+
+    @Test func samplesFastWhileAboveTheWarningThresholdAndReturnsToItsIntervalOnceCalm() async throws {
+        let source = ScriptedSource(residentBytes: 900 * Self.mebibyte)
+        let monitor = Self.slowMonitor(over: source)
+        let events = monitor.events.stream()
+        try monitor.start()
+        defer { monitor.stop() }
+        // Ten samples of a ten-minute interval can only come from the fast interval.
+        #expect(await Self.samples(events, upTo: 10, quiet: .seconds(30)) == 10)
+
+        source.set(residentBytes: 100 * Self.mebibyte, stall: nil)
+        _ = await events.first(within: .seconds(30)) { $0.sample?.footprintBytes == 100 * Self.mebibyte }
+        #expect(await Self.samples(events, upTo: 10, quiet: .seconds(1)) == 0)
+    }
+
+    @Test func samplesFastWhileTheFootprintGrowsFasterThanTheConfiguredRate() async throws {
+        let source = GrowingSource(start: 100 * Self.mebibyte, step: 8 * Self.mebibyte)
+        let monitor = Self.slowMonitor(over: source)
+        let events = monitor.events.stream()
+        try monitor.start()
+        defer { monitor.stop() }
+        // Growth needs two samples to be seen: the first comes at start, the second on request.
+        #expect(await Self.samples(events, upTo: 1, quiet: .seconds(30)) == 1)
+        monitor.sampleNow()
+        // Far below the warning threshold (800 MiB), but 8 MiB a sample, 10 ms apart, is 800 MiB/s.
+        #expect(await Self.samples(events, upTo: 10, quiet: .seconds(30)) == 10)
+        #expect(try #require(monitor.latestSample?.footprintBytes) < 800 * Self.mebibyte)
+    }
+}
+
+/// A source whose resident bytes grow by `step` at every reading.
+final class GrowingSource: MemorySampleSource {
+    private let next: Mutex<Int>
+    private let step: Int
+
+    init(start: Int, step: Int) {
+        next = Mutex(start)
+        self.step = step
+    }
+
+    var name: String { "growing" }
+    var depth: SampleDepth { .cheap }
+
+    func read(into sample: inout MemorySample) throws {
+        sample.residentBytes = next.withLock { bytes in
+            defer { bytes += step }
+            return bytes
+        }
+    }
+}

@@ -51,8 +51,8 @@ public final class PressureMonitor: Sendable {
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
     package func start() throws(MemoryPressureError) {
-        guard configuration.interval > .zero else {
-            throw .monitorIntervalNotPositive(configuration.interval)
+        for interval in [configuration.interval, configuration.fastInterval] where interval <= .zero {
+            throw .monitorIntervalNotPositive(interval)
         }
         try thread.withLock { (running: inout SamplingThread?) throws(MemoryPressureError) in
             guard running == nil else { return }
@@ -129,6 +129,13 @@ extension PressureMonitor {
         public var budget: MemoryBudget
         /// Time between samples. Default 250 ms.
         public var interval: Duration = .milliseconds(250)
+        /// Time between samples while the footprint is above the warning threshold or growing
+        /// faster than ``fastSamplingGrowthRate``, so that memory outside the app heaps is seen
+        /// within this long of passing a threshold. Default 10 ms.
+        public var fastInterval: Duration = .milliseconds(10)
+        /// Growth of the footprint, in bytes per second between two samples, from which the monitor
+        /// samples every ``fastInterval``. Default 64 MiB/s.
+        public var fastSamplingGrowthRate: Int = 64 << 20
         /// Longest time between jemalloc epoch refreshes (full samples). Default 1 s.
         package var allocatorRefreshInterval: Duration = .seconds(1)
         /// A change of the cheap footprint at least this large since the last full sample makes the

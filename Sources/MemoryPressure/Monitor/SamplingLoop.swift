@@ -12,6 +12,8 @@ struct SamplingLoop: Sendable {
     var tracker: PressureLevelTracker
     /// When and at what footprint the allocator's statistics were last refreshed.
     private var lastFull: (time: ContinuousClock.Instant, footprint: Int?)?
+    /// When and at what footprint the last sample was taken, to tell how fast the footprint grows.
+    private var last: (time: ContinuousClock.Instant, footprint: Int?)?
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
 
@@ -35,8 +37,8 @@ struct SamplingLoop: Sendable {
             let now = ContinuousClock.now
             let requested = control.takeSampleRequest() || triggered
             if requested || now >= nextTick {
-                takeSample(full: requested)
-                if now >= nextTick { nextTick = now + configuration.interval }
+                let sample = takeSample(full: requested)
+                nextTick = now + interval(after: sample)
             }
             triggered = false
 
@@ -62,7 +64,8 @@ struct SamplingLoop: Sendable {
 
     /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
     /// it and publishes any announcement, then the sample, which carries how long reading it took.
-    private mutating func takeSample(full: Bool) {
+    @discardableResult
+    private mutating func takeSample(full: Bool) -> MemorySample {
         let start = ContinuousClock.now
         var sample = monitor.sample(full ? .full : .cheap, at: start)
         if full || needsFullSample(after: sample) {
@@ -75,6 +78,22 @@ struct SamplingLoop: Sendable {
             monitor.publish(.change(change))
         }
         monitor.publish(.sample(sample, level: tracker.level))
+        return sample
+    }
+
+    /// The time to the next sample: the fast interval while the footprint is above the warning
+    /// threshold or grew faster than the configured rate since the last sample, else the interval.
+    private mutating func interval(after sample: MemorySample) -> Duration {
+        defer { last = (sample.time, sample.footprintBytes) }
+        let fast = min(configuration.fastInterval, configuration.interval)
+        guard let footprint = sample.footprintBytes else { return configuration.interval }
+        if footprint >= configuration.budget.bytes(enteringAbove: .warning) { return fast }
+        if let last, let before = last.footprint, sample.time > last.time {
+            let elapsed = sample.time - last.time
+            let bytesPerSecond = Double(footprint - before) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            if bytesPerSecond >= Double(configuration.fastSamplingGrowthRate) { return fast }
+        }
+        return configuration.interval
     }
 
     /// Whether the allocator's statistics are due: the refresh interval has passed, or the cheap

@@ -13,7 +13,8 @@ import Logging
 /// It runs on every rise or repeat of a raised level (delivering warnings), and on every fall and
 /// every fresh sample while the level is raised and the footprint is above target. A run climbs as far
 /// as the level allows and stops as soon as a measurement finds the footprint under target. The
-/// purge latency runs from the sample that crossed the warning threshold to that measurement.
+/// purge latency runs from the first crossing of the episode (the heap allocation that crossed, or
+/// the first sample over the threshold, whichever came first) to that measurement.
 ///
 /// Its inputs are narrow: the hosted apps, the registry, the monitor (to measure between samples),
 /// the terminator, and the journal it reports to.
@@ -21,6 +22,8 @@ struct ReclamationLadder {
     let apps: HostedApps
     let registry: PurgeRegistry
     let monitor: PressureMonitor
+    /// Where crossings seen on the allocation path wait to be claimed.
+    let account: FootprintAccount
     let terminator: Terminator
     let journal: ReclamationJournal
     let warnings: WarningFollower
@@ -36,12 +39,13 @@ struct ReclamationLadder {
     private var crossingTime: ContinuousClock.Instant?
 
     init(
-        apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, terminator: Terminator,
+        apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, account: FootprintAccount, terminator: Terminator,
         journal: ReclamationJournal, warnings: WarningFollower, configuration: MemorySystem.Configuration, target: Int
     ) {
         self.apps = apps
         self.registry = registry
         self.monitor = monitor
+        self.account = account
         self.terminator = terminator
         self.journal = journal
         self.warnings = warnings
@@ -67,7 +71,7 @@ struct ReclamationLadder {
             if change.kind == .fall {
                 await climbIfAboveTarget(to: change.level, from: change.sample)
             } else {
-                if crossingTime == nil { crossingTime = change.sample.time }
+                if crossingTime == nil { crossingTime = min(change.sample.time, account.claimCrossing() ?? change.sample.time) }
                 await climb(to: change.level, from: change.sample, warn: true)
             }
         case .sample(let sample, let level):
