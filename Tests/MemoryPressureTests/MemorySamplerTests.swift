@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Jemalloc
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 
