@@ -7,6 +7,7 @@ import MemoryPressure
 public class RecordingDelegate: AppDelegate {
     /// The callbacks run so far, by name (`"willFinishLaunching"`, `"didEnterBackground"`, ...).
     public let log: SharedLog<String>
+    /// Runs in `willFinishLaunching`, after the callback is recorded; and so on for the others.
     public var onWillFinishLaunching: (@Sendable (isolated App, LaunchOptions) -> Void)?
     public var onDidFinishLaunching: (@Sendable (isolated App, LaunchOptions) -> Void)?
     public var onDidEnterBackground: (@Sendable (isolated App) -> Void)?
