@@ -1,4 +1,4 @@
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
 import MemoryPressureTestKit
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Jemalloc
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization

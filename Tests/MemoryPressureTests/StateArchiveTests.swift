@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import SystemPackage
 import Testing

@@ -1,5 +1,5 @@
 import Dispatch
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import Testing
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Jemalloc
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization

@@ -8,7 +8,7 @@ public struct MemoryWarning: Hashable, Sendable {
     public var time: ContinuousClock.Instant
 
     /// A warning at `level`, raised at `time`.
-    package init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
+    @_spi(Benchmarks) public init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
         self.level = level
         self.sample = sample
         self.time = time
@@ -54,7 +54,7 @@ extension MemoryWarning {
     /// each on its own run loop. Returns when every app has finished its part, or, with a `timeout`,
     /// once it has passed: apps still busy then (a callback that blocks their run loop) are listed
     /// in `WarningDelivery.appsTimedOut` and finish their part later, uncounted.
-    func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
+    @_spi(Benchmarks) public func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
         let clock = ContinuousClock()
         let start = clock.now
         let ordered = Self.deliveryOrder(of: apps, footprint: footprint)

@@ -2,7 +2,7 @@ import Logging
 
 /// Takes samples from a list of sources, cheap or full. A source that fails is logged once; one
 /// whose file is missing is not read again, and its figures stay unknown (nil).
-struct MemorySampler: Sendable {
+@_spi(Benchmarks) public struct MemorySampler: Sendable {
     private let sources: [any MemorySampleSource]
     private let logger: Logger
     /// Names of sources whose failure has been logged.
@@ -11,13 +11,13 @@ struct MemorySampler: Sendable {
     private var retired: Set<Int> = []
 
     /// A sampler over `sources`.
-    init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
+    @_spi(Benchmarks) public init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
         self.sources = sources
         self.logger = logger
     }
 
     /// Reads every source `depth` covers, timestamped `time`.
-    mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
+    @_spi(Benchmarks) public mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
         var sample = MemorySample(time: time)
         for (index, source) in sources.enumerated() where !retired.contains(index) {
             if depth == .cheap, source.depth == .full { continue }

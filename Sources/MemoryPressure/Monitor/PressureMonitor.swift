@@ -29,7 +29,7 @@ public final class PressureMonitor: Sendable {
     private let thread = Mutex<SamplingThread?>(nil)
 
     /// A monitor that does nothing until ``start()``.
-    package init(configuration: Configuration) {
+    @_spi(Benchmarks) public init(configuration: Configuration) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
     }
@@ -38,7 +38,7 @@ public final class PressureMonitor: Sendable {
     /// already running.
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
-    package func start() throws(MemoryPressureError) {
+    @_spi(Benchmarks) public func start() throws(MemoryPressureError) {
         guard configuration.interval > .zero else {
             throw .monitorIntervalNotPositive(configuration.interval)
         }
@@ -55,7 +55,7 @@ public final class PressureMonitor: Sendable {
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
     /// every stream of ``events``. The monitor can be started again.
-    package func stop() {
+    @_spi(Benchmarks) public func stop() {
         let running = thread.withLock { $0.take() }
         running?.stop()
         events.finishStreams()
