@@ -11,6 +11,15 @@ extension AppIdentifier {
     }
 }
 
+extension AppConfiguration {
+    /// Short limits, so that an app's faults surface quickly: 100 ms to enter the background, to
+    /// terminate and for a background task; never the 5 s / 30 s defaults.
+    public static let quick = try! AppConfiguration(
+        backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
+        backgroundTaskTimeLimit: .milliseconds(100)
+    )
+}
+
 extension MemoryBudget.Thresholds {
     /// Thresholds that put critical close above the target, so that a test can ask for an exact
     /// number of terminations: warning at 80 %, critical at 85 %, target (warning recovery) at 75 %.

@@ -28,17 +28,10 @@ final class FakeStore: ReleasableStore {
     }
 }
 
-/// Short limits for tests: never the 5 s / 30 s defaults.
-let quickConfiguration = try! AppConfiguration(
-    backgroundDeadline: .milliseconds(100),
-    terminationDeadline: .milliseconds(100),
-    backgroundTaskTimeLimit: .milliseconds(100)
-)
-
 func makeApp(
     _ name: String,
     log: SharedLog<String> = SharedLog(),
-    configuration: AppConfiguration = quickConfiguration,
+    configuration: AppConfiguration = .quick,
     events: EventSource<LifecycleEvent>? = nil,
     configure: (RecordingDelegate) -> Void = { _ in }
 ) throws -> App {

@@ -11,7 +11,7 @@ struct ReclamationLadderTests {
     /// Registers an app of `mebibytes` of ballast.
     func register(
         _ name: String, mebibytes: Int, in system: MemorySystem,
-        configuration: AppConfiguration = quickConfiguration, limits: AppMemoryLimits = .none
+        configuration: AppConfiguration = .quick, limits: AppMemoryLimits = .none
     ) throws -> App {
         let registry = system.registry
         let journal = journal
@@ -149,7 +149,7 @@ struct ReclamationLadderTests {
         let keptInBackground = CacheCategory.custom(name: "kept in background", onEnteringBackground: .keep, onWarning: .empty)
         var caches: [PurgeableCache<Int, HeapBuffer>] = []
         for index in 0..<10 {
-            let app = try system.register(.test("cached-\(index)"), configuration: quickConfiguration) { IdleDelegate() }
+            let app = try system.register(.test("cached-\(index)"), configuration: .quick) { IdleDelegate() }
             try await app.launch()
             let cache = try PurgeableCache<Int, HeapBuffer>(
                 name: "tiles", owner: app.identifier, category: keptInBackground, payloadLocation: .appHeap

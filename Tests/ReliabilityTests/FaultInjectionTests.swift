@@ -13,13 +13,6 @@ import Testing
 // ThreadSanitizer, behind the suites that move hundreds of MiB, passed a minute on a loaded machine.
 @Suite(.timeLimit(.minutes(5)))
 struct FaultInjectionTests {
-    /// Limits for the faulty apps: short, so their faults surface quickly. Healthy apps keep the
-    /// 5 s / 30 s defaults, which their instant callbacks never approach.
-    static let quick = try! AppConfiguration(
-        backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
-        backgroundTaskTimeLimit: .milliseconds(100)
-    )
-
     static func app(_ name: String, log: SharedLog<String>, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
                     onDidEnterBackground: (@Sendable (isolated App) -> Void)? = nil,
                     onWillTerminate: (@Sendable (isolated App) -> Void)? = nil) throws -> App {
@@ -44,8 +37,8 @@ struct FaultInjectionTests {
     @Test func overrunningDeadlinesTerminateOnlyTheSlowAppsWhileOthersCarryOn() async throws {
         let gate = DispatchSemaphore(value: 0)
         let healthyLog = SharedLog<String>()
-        let slowSave = try Self.app("slow-save", log: SharedLog(), configuration: Self.quick, onDidEnterBackground: { _ in gate.wait() })
-        let slowExit = try Self.app("slow-exit", log: SharedLog(), configuration: Self.quick, onWillTerminate: { _ in gate.wait() })
+        let slowSave = try Self.app("slow-save", log: SharedLog(), configuration: .quick, onDidEnterBackground: { _ in gate.wait() })
+        let slowExit = try Self.app("slow-exit", log: SharedLog(), configuration: .quick, onWillTerminate: { _ in gate.wait() })
         let healthy = try Self.app("healthy", log: healthyLog)
         for app in [slowSave, slowExit, healthy] { try await app.launch() }
 
@@ -79,7 +72,7 @@ struct FaultInjectionTests {
         let stream = events.stream()
         let expirations = Atomic<Int>(0)
         let healthyTask = Mutex<BackgroundTaskIdentifier?>(nil)
-        let forgetful = try Self.app("forgetful", log: SharedLog(), configuration: Self.quick, events: events, onDidEnterBackground: { app in
+        let forgetful = try Self.app("forgetful", log: SharedLog(), configuration: .quick, events: events, onDidEnterBackground: { app in
             _ = try? app.beginBackgroundTask { _ in expirations.add(1, ordering: .relaxed) }
         })
         let healthy = try Self.app("tidy", log: SharedLog(), events: events, onDidEnterBackground: { app in
