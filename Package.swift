@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
         .library(name: "MemoryPressureService", targets: ["MemoryPressureService"]),
+        // Helpers for tests and benchmarks of code built on MemoryPressure (see its target).
+        .library(name: "MemoryPressureTestKit", targets: ["MemoryPressureTestKit"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
     ],
     dependencies: [
@@ -75,22 +77,32 @@ let package = Package(
         ),
         // Linked into the tests only: the settings a sanitizer run needs (empty without a sanitizer).
         .target(name: "SanitizerSupport", path: "Tests/SanitizerSupport"),
-        // Shared by the test targets: serialises the tests that move or measure process-wide memory.
+        // Shared by the test targets and the benchmarks: recording delegates, shared boxes and logs,
+        // waits with a deadline, ballast, test configurations. Portable: no Swift Testing, no C.
         .target(
-            name: "MemoryTestSupport",
+            name: "MemoryPressureTestKit",
             dependencies: [
-                "SanitizerSupport",
+                "MemoryPressure",
+                "Jemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
+            path: "Tests/MemoryPressureTestKit"
+        ),
+        // Shared by the test targets, what needs Swift Testing or the sanitizer target: serialises
+        // the tests that move or measure process-wide memory, and tells whether a sanitizer runs.
+        .target(
+            name: "MemoryTestSupport",
+            dependencies: ["SanitizerSupport"],
             path: "Tests/MemoryTestSupport"
         ),
-        .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryTestSupport"]),
+        .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryPressureTestKit", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",
             dependencies: [
                 "MemoryPressure",
                 "Jemalloc",
+                "MemoryPressureTestKit",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -102,6 +114,7 @@ let package = Package(
             dependencies: [
                 "MemoryPressure",
                 "Jemalloc",
+                "MemoryPressureTestKit",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
@@ -113,6 +126,7 @@ let package = Package(
             dependencies: [
                 "MemoryPressureService",
                 "MemoryPressure",
+                "MemoryPressureTestKit",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -126,6 +140,7 @@ let package = Package(
             dependencies: [
                 "MemoryPressureSimulation",
                 "MemoryPressure",
+                "MemoryPressureTestKit",
                 "MemoryTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -3,6 +3,9 @@
 // benchmark tool's dependencies.
 import PackageDescription
 
+/// The main package's helpers for tests and benchmarks.
+let testKit = Target.Dependency.product(name: "MemoryPressureTestKit", package: "swift-memory-pressure")
+
 /// A benchmark suite: an executable target run by the benchmark plugin.
 func suite(_ name: String, _ dependencies: [Target.Dependency] = []) -> Target {
     .executableTarget(
@@ -34,24 +37,27 @@ let package = Package(
         // posix_memalign, aligned_alloc and realloc ahead of the preloaded malloc interposer, so that
         // its free never reads an unmapped page before a jemalloc block.
         .target(name: "InterposerGuard", path: "Benchmarks/InterposerGuard"),
-        // What every suite shares: the short mode for CI, heap measurement, threshold tolerances.
+        // What every suite shares: the short mode for CI, heap measurement, threshold tolerances,
+        // the benchmarks' system configuration. The test kit's helpers (ballast, waits with a
+        // deadline, the kernel's reclaim time) come from MemoryPressureTestKit.
         .target(
             name: "BenchmarkSupport",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Jemalloc", package: "swift-memory-pressure"),
                 .product(name: "MemoryPressure", package: "swift-memory-pressure"),
+                testKit,
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/Support"
         ),
-        suite("Sampling", [.product(name: "Logging", package: "swift-log")]),
+        suite("Sampling", [testKit]),
         // PurgeableCache against Foundation's NSCache (Foundation is used here only).
         suite("Caches"),
         suite("WarningFanOut"),
-        suite("Footprint"),
-        suite("PurgeLatency"),
-        suite("Termination"),
+        suite("Footprint", [testKit]),
+        suite("PurgeLatency", [testKit]),
+        suite("Termination", [testKit]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Jemalloc
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

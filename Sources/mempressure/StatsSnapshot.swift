@@ -1,5 +1,5 @@
 import Jemalloc
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
 import SystemPackage
 
 /// Everything `mempressure stats` shows, read once. A figure that could not be read is nil, and

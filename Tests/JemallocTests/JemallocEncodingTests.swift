@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Jemalloc
-import MemoryTestSupport
+import MemoryPressureTestKit
 import Testing
 
 struct JemallocEncodingTests {

@@ -1,5 +1,6 @@
 import MemoryPressure
 @testable import MemoryPressureService
+import MemoryPressureTestKit
 import MemoryTestSupport
 import MetricsTestKit
 import Testing
@@ -12,10 +13,10 @@ struct ServiceMetricsTests {
         let source = OwnedFootprintSource()
         let system = try makeSystem(source: source)
         let events = EventLog(observing: system)
-        let journal = AppJournal()
+        let journal = TestAppJournal()
         let registry = system.registry
         let ballast = try system.register(AppIdentifier("ballast")) {
-            JournalDelegate(journal: journal, registry: registry, ballastBytes: 30 * mebibyte)
+            journaledDelegate(journal: journal, registry: registry, ballastBytes: 30 * mebibyte)
         }
         try await ballast.launch()
         try await ballast.enterBackground()
@@ -38,7 +39,7 @@ struct ServiceMetricsTests {
             #expect(await events.first { $0.isLadderRun(at: .warning) } != nil)
             #expect(await eventually { (try? metrics.expectGauge("memory_pressure_app_footprint_bytes", [("app", "ballast")])) != nil })
             source.setBase(66 * mebibyte)  // 66 + 30 = 96 MiB: critical; 66 without the app: under target
-            #expect(await events.first(where: \.endsUnderTarget) != nil)
+            #expect(await events.first { $0.runUnderTarget != nil } != nil)
             tasks.cancelAll()
             try await tasks.waitForAll()
         }

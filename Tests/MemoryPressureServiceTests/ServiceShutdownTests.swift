@@ -1,5 +1,6 @@
 import MemoryPressure
 import MemoryPressureService
+import MemoryPressureTestKit
 import MemoryTestSupport
 import MetricsTestKit
 import ServiceLifecycle
@@ -18,12 +19,12 @@ struct ServiceShutdownTests {
     func shuttingDownDeliversWillTerminateAndStopsTheMonitor(ending: Ending) async throws {
         let archiveDirectory = try TemporaryDirectory()
         let system = try makeSystem(source: OwnedFootprintSource(), archiveIn: archiveDirectory)
-        let journal = AppJournal()
+        let journal = TestAppJournal()
         let longTasks = try AppConfiguration(terminationDeadline: .seconds(30), backgroundTaskTimeLimit: .seconds(600))
         func launch(_ name: String) async throws -> App {
             let registry = system.registry
             let app = try system.register(AppIdentifier(name), configuration: longTasks) {
-                JournalDelegate(journal: journal, registry: registry)
+                journaledDelegate(journal: journal, registry: registry)
             }
             try await app.launch()
             return app

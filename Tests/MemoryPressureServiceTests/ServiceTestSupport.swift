@@ -1,14 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Logging
 import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
-import SystemPackage
-import Testing
-
-let mebibyte = 1 << 20
 
 /// A footprint the test sets as a base, plus what the system's apps and cache owners hold (their
 /// heaps and declared cache costs), so purges and terminations move it as they would a real one.
@@ -55,15 +48,16 @@ func makeSystem(source: OwnedFootprintSource, archiveIn archive: TemporaryDirect
 
 /// Every event a system emits, kept as it comes (through a synchronous observer, so none is lost).
 final class EventLog: Sendable {
-    private let events = Mutex<[MemorySystemEvent]>([])
-    private let observation = Mutex<ObservationToken?>(nil)
+    private let events: SharedLog<MemorySystemEvent>
+    private let observation: ObservationToken
 
     init(observing system: MemorySystem) {
-        let token = system.events.observe { [self] event in events.withLock { $0.append(event) } }
-        observation.withLock { $0 = token }
+        let events = SharedLog<MemorySystemEvent>()
+        self.events = events
+        observation = system.events.observe { events.append($0) }
     }
 
-    var all: [MemorySystemEvent] { events.withLock { $0 } }
+    var all: [MemorySystemEvent] { events.all }
 
     /// The first event matching `predicate`, once there is one (see ``eventually(within:_:)``).
     func first(where predicate: @escaping (MemorySystemEvent) -> Bool) async -> MemorySystemEvent? {
@@ -73,41 +67,9 @@ final class EventLog: Sendable {
 }
 
 extension MemorySystemEvent {
-    /// Whether this is a ladder run that brought the footprint under target.
-    var endsUnderTarget: Bool {
-        if case .ladderRun(let run) = self { run.latency != nil } else { false }
-    }
-
     /// Whether this is a ladder run at `level`.
     func isLadderRun(at level: PressureLevel) -> Bool {
         if case .ladderRun(let run) = self { run.level == level } else { false }
-    }
-}
-
-/// Whether `condition` holds, looking every 10 ms for at most `limit` (a deadline that only stops a
-/// broken test from hanging; no test asserts timing).
-func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return true
-}
-
-/// A logger that drops everything.
-let silentLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-
-/// What the test apps did, by app: their callbacks in order.
-final class AppJournal: Sendable {
-    private let callbacks = Mutex<[String: [String]]>([:])
-
-    func record(_ callback: String, of app: App) {
-        callbacks.withLock { $0[app.identifier.rawValue, default: []].append(callback) }
-    }
-
-    func callbacks(of app: String) -> [String] {
-        callbacks.withLock { $0[app] ?? [] }
     }
 }
 
@@ -116,51 +78,34 @@ struct SavedState: Codable, Equatable {
     var savedIn: String
 }
 
-/// An app that records its callbacks and the state each launch restored, saves its state on
-/// entering the background and in `willTerminate`, and holds `ballastBytes` in its heap while it
-/// runs.
-final class JournalDelegate: AppDelegate {
-    let journal: AppJournal
-    let registry: PurgeRegistry
-    let ballastBytes: Int
-    private var ballast: HeapBuffer?
-
-    init(journal: AppJournal, registry: PurgeRegistry, ballastBytes: Int = 0) {
-        self.journal = journal
-        self.registry = registry
-        self.ballastBytes = ballastBytes
-    }
-
-    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
-        journal.record("didFinishLaunching", of: app)
+/// An app holding `ballastBytes` in its heap from `registry`, which records in `journal` that it
+/// finished launching (and the state it restored), entered the background and was told it will
+/// terminate; it saves its state in the last two when it has an archive.
+func journaledDelegate(journal: TestAppJournal, registry: PurgeRegistry, ballastBytes: Int = 0) -> BallastDelegate {
+    let delegate = BallastDelegate(bytes: ballastBytes, heap: registry.heap(for:), onFailure: recordIssue)
+    delegate.onDidFinishLaunching = { app, options in
+        journal.record("didFinishLaunching", of: app.identifier)
         if let restored = try? options.restoredState(as: SavedState.self) {
-            journal.record("restored from \(restored.savedIn)", of: app)
-        }
-        guard ballastBytes > 0 else { return }
-        do {
-            ballast = try registry.heap(for: app.identifier).allocate(byteCount: ballastBytes)
-        } catch {
-            Issue.record("ballast for \(app.identifier): \(error)")
+            journal.record("restored from \(restored.savedIn)", of: app.identifier)
         }
     }
-
-    func didEnterBackground(_ app: isolated App) {
-        journal.record("didEnterBackground", of: app)
+    delegate.onDidEnterBackground = { app in
+        journal.record("didEnterBackground", of: app.identifier)
         save(SavedState(savedIn: "didEnterBackground"), from: app)
     }
-
-    func willTerminate(_ app: isolated App) {
-        journal.record("willTerminate", of: app)
+    delegate.onWillTerminate = { app in
+        journal.record("willTerminate", of: app.identifier)
         save(SavedState(savedIn: "willTerminate"), from: app)
     }
-
-    private func save(_ state: SavedState, from app: isolated App) {
-        guard app.stateArchive != nil else { return }
-        do {
-            try app.saveState(state)
-        } catch {
-            Issue.record("saving \(app.identifier): \(error)")
-        }
-    }
+    return delegate
 }
 
+/// Saves `state` from `app` when it has an archive.
+private func save(_ state: SavedState, from app: isolated App) {
+    guard app.stateArchive != nil else { return }
+    do {
+        try app.saveState(state)
+    } catch {
+        recordIssue("saving \(app.identifier): \(error)")
+    }
+}

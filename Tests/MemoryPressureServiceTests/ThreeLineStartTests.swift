@@ -1,6 +1,7 @@
 import Logging
 import MemoryPressure
 import MemoryPressureService
+import MemoryPressureTestKit
 import MemoryTestSupport
 import ServiceLifecycle
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import MemoryPressure
 @testable import MemoryPressureSimulation
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 

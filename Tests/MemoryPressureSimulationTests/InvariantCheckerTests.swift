@@ -1,26 +1,18 @@
 import MemoryPressure
 @testable import MemoryPressureSimulation
-import Synchronization
+import MemoryPressureTestKit
 import Testing
 
 /// The checks fed made-up events: each kind of broken promise is caught, and a kept one is not.
 struct InvariantCheckerTests {
     let journal = AppJournal()
     let start = ContinuousClock.now
-    let footprints = Footprints()
+    let footprints = SharedBox<[AppIdentifier: Int]>([:])
     let checker: InvariantChecker
 
     init() {
         let footprints = footprints
-        checker = InvariantChecker(journal: journal, start: start) { footprints[$0] }
-    }
-
-    final class Footprints: Sendable {
-        private let bytes = Mutex<[AppIdentifier: Int]>([:])
-        subscript(app: AppIdentifier) -> Int {
-            get { bytes.withLock { $0[app] ?? 0 } }
-            set { bytes.withLock { $0[app] = newValue } }
-        }
+        checker = InvariantChecker(journal: journal, start: start) { footprints.value[$0] ?? 0 }
     }
 
     func time(_ milliseconds: Int) -> ContinuousClock.Instant {
@@ -33,7 +25,7 @@ struct InvariantCheckerTests {
 
     /// Launches `name` into the foreground and sends it to the background until it suspends.
     func launchAndSuspend(_ name: String, at milliseconds: Int) {
-        let app = AppIdentifier.named(name)
+        let app = AppIdentifier.test(name)
         feed([
             .stateChanged(app: app, from: .notRunning, to: .inactive), .callback(app: app, .willFinishLaunching),
             .callback(app: app, .didFinishLaunching), .stateChanged(app: app, from: .inactive, to: .active),
@@ -44,13 +36,13 @@ struct InvariantCheckerTests {
     }
 
     func terminateForPressure(_ name: String, from state: AppState, at milliseconds: Int) {
-        let app = AppIdentifier.named(name)
+        let app = AppIdentifier.test(name)
         feed([.stateChanged(app: app, from: state, to: .notRunning), .terminated(app: app, reason: .systemPressure, state: state)], at: milliseconds)
     }
 
     @Test func aValidLifeBreaksNoPromise() {
         launchAndSuspend("maps", at: 0)
-        let maps = AppIdentifier.named("maps")
+        let maps = AppIdentifier.test("maps")
         feed([
             .stateChanged(app: maps, from: .suspended, to: .inactive), .stateChanged(app: maps, from: .inactive, to: .active),
             .callback(app: maps, .willEnterForeground), .callback(app: maps, .didBecomeActive),
@@ -74,12 +66,12 @@ struct InvariantCheckerTests {
         ([.willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willEnterForeground], "maps: willEnterForeground came after didBecomeActive while active"),
     ])
     func callbacksOutOfOrderAreCaught(_ callbacks: [LifecycleCallback], _ expected: String) {
-        feed(callbacks.map { .callback(app: .named("maps"), $0) }, at: 10)
+        feed(callbacks.map { .callback(app: .test("maps"), $0) }, at: 10)
         #expect(checker.violations == ["at 0.01s: \(expected)"])
     }
 
     @Test func anActiveAppTerminatedForPressureIsCaught() {
-        let notes = AppIdentifier.named("notes")
+        let notes = AppIdentifier.test("notes")
         feed([.stateChanged(app: notes, from: .notRunning, to: .inactive), .stateChanged(app: notes, from: .inactive, to: .active)], at: 0)
         terminateForPressure("notes", from: .active, at: 250)
         #expect(checker.violations == ["at 0.25s: notes was terminated for system pressure while active"])
@@ -88,37 +80,37 @@ struct InvariantCheckerTests {
     @Test func terminatingASmallerSuspendedAppWhileALargerOneWasSuspendedIsCaught() {
         launchAndSuspend("small", at: 0)
         launchAndSuspend("large", at: 10)
-        footprints[.named("small")] = 10 * mebibyte
-        footprints[.named("large")] = 90 * mebibyte
+        footprints.update { $0[.test("small")] = 10 * mebibyte }
+        footprints.update { $0[.test("large")] = 90 * mebibyte }
         terminateForPressure("small", from: .suspended, at: 500)
-        checker.checkLadderRun(startedAt: time(400), victims: [.named("small")])
+        checker.checkLadderRun(startedAt: time(400), victims: [.test("small")])
         #expect(checker.violations == ["at 0.50s: small (10 MiB) was terminated for system pressure while the larger large (90 MiB) was suspended"])
     }
 
     @Test func theLargestSuspendedAppFirstKeepsThePromise() {
         launchAndSuspend("small", at: 0)
         launchAndSuspend("large", at: 10)
-        footprints[.named("small")] = 10 * mebibyte
-        footprints[.named("large")] = 90 * mebibyte
+        footprints.update { $0[.test("small")] = 10 * mebibyte }
+        footprints.update { $0[.test("large")] = 90 * mebibyte }
         terminateForPressure("large", from: .suspended, at: 500)
         terminateForPressure("small", from: .suspended, at: 510)
-        checker.checkLadderRun(startedAt: time(400), victims: [.named("large"), .named("small")])
+        checker.checkLadderRun(startedAt: time(400), victims: [.test("large"), .test("small")])
         #expect(checker.violations.isEmpty)
     }
 
     @Test func anAppSuspendedOnlyAfterTheLadderChoseIsNoCompetitor() {
         launchAndSuspend("small", at: 0)
-        footprints[.named("small")] = 10 * mebibyte
-        footprints[.named("late")] = 90 * mebibyte
+        footprints.update { $0[.test("small")] = 10 * mebibyte }
+        footprints.update { $0[.test("late")] = 90 * mebibyte }
         launchAndSuspend("late", at: 450)
         terminateForPressure("small", from: .suspended, at: 500)
-        checker.checkLadderRun(startedAt: time(400), victims: [.named("small")])
+        checker.checkLadderRun(startedAt: time(400), victims: [.test("small")])
         #expect(checker.violations.isEmpty)
     }
 
     @Test func aBackgroundAppTerminatedWhileOneWasSuspendedIsCaught() {
         launchAndSuspend("idle", at: 0)
-        let music = AppIdentifier.named("music")
+        let music = AppIdentifier.test("music")
         feed([
             .stateChanged(app: music, from: .notRunning, to: .inactive), .callback(app: music, .willFinishLaunching),
             .callback(app: music, .didFinishLaunching), .stateChanged(app: music, from: .inactive, to: .background),
@@ -131,7 +123,7 @@ struct InvariantCheckerTests {
     }
 
     @Test func aWarningThatReachedEveryPartOnceKeepsThePromise() {
-        let photos = AppIdentifier.named("photos")
+        let photos = AppIdentifier.test("photos")
         feed([.stateChanged(app: photos, from: .notRunning, to: .inactive), .stateChanged(app: photos, from: .inactive, to: .active)], at: 0)
         let warning = time(100)
         journal.recordDelegateWarning(warning, app: photos, controllers: 2, observers: 1)
@@ -144,10 +136,10 @@ struct InvariantCheckerTests {
 
     @Test func aWarningThatMissedARunningAppOrReachedAPartTwiceIsCaught() {
         for name in ["photos", "maps"] {
-            let app = AppIdentifier.named(name)
+            let app = AppIdentifier.test(name)
             feed([.stateChanged(app: app, from: .notRunning, to: .inactive), .stateChanged(app: app, from: .inactive, to: .background)], at: 0)
         }
-        let photos = AppIdentifier.named("photos")
+        let photos = AppIdentifier.test("photos")
         let warning = time(100)
         journal.recordDelegateWarning(warning, app: photos, controllers: 1, observers: 2)
         journal.recordControllerWarning(warning, app: photos, controller: 0)
@@ -162,7 +154,7 @@ struct InvariantCheckerTests {
     }
 
     @Test func aRelaunchThatDoesNotFindTheSavedStateIsCaught() {
-        let photos = AppIdentifier.named("photos")
+        let photos = AppIdentifier.test("photos")
         let saved = SavedState(app: "photos", launch: 1, activity: 12, screen: 2, cacheEntries: 40)
         #expect(journal.recordLaunch(of: photos, restored: nil, failure: nil) == 1)
         journal.recordSave(of: photos, saved)

@@ -1,6 +1,6 @@
 import MemoryPressure
-import MemoryTestSupport
 @testable import MemoryPressureSimulation
+import MemoryPressureTestKit
 import Testing
 
 struct ScenarioFileTests {
@@ -52,9 +52,9 @@ struct ScenarioFileTests {
         #expect(random.interruptionLength == Scenario.standard.randomActivity?.interruptionLength)
         #expect(scenario.events == [
             ScenarioEvent(time: .seconds(10), action: .interruption(length: .seconds(2))),
-            ScenarioEvent(time: .seconds(12), action: .backgroundLaunch(.named("radio"), work: .seconds(3))),
+            ScenarioEvent(time: .seconds(12), action: .backgroundLaunch(.test("radio"), work: .seconds(3))),
             ScenarioEvent(time: .seconds(14), action: .spike(bytes: 64 * mebibyte, hold: .milliseconds(500))),
-            ScenarioEvent(time: .seconds(15), action: .open(.named("gallery"))),
+            ScenarioEvent(time: .seconds(15), action: .open(.test("gallery"))),
             ScenarioEvent(time: .seconds(20), action: .home),
         ])
     }

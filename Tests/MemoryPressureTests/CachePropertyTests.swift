@@ -1,5 +1,5 @@
 import MemoryPressure
-import MemoryTestSupport
+import MemoryPressureTestKit
 import Testing
 
 /// The cache against a reference model, over seeded random operation sequences.
@@ -53,11 +53,11 @@ struct CachePropertyTests {
         var random = SplitMix64(seed: seed)
         let costLimit = Int.random(in: 50...400, using: &random)
         let countLimit = Int.random(in: 5...40, using: &random)
-        let log = EvictionLog<Int>()
+        let log = SharedLog<Int>()
         let cache = try PurgeableCache<Int, TestContent>(
             name: "model", owner: .test("model"), category: .rebuildableObjects,
             costLimit: costLimit, countLimit: countLimit
-        ) { key, _ in log.record(key) }
+        ) { key, _ in log.append(key) }
         var model = Model(costLimit: costLimit, countLimit: countLimit)
         var accessedContents: [TestContent] = []
 
@@ -98,7 +98,7 @@ struct CachePropertyTests {
             #expect(cache.count <= countLimit && cache.totalCost <= costLimit, "seed \(seed) step \(step): limits")
             #expect(cache.keysInEvictionOrder == model.entries.map(\.key), "seed \(seed) step \(step): LRU order")
             #expect(cache.totalCost == model.totalCost)
-            #expect(log.recorded == model.evicted, "seed \(seed) step \(step): evicted entries")
+            #expect(log.all == model.evicted, "seed \(seed) step \(step): evicted entries")
             if cache.keysInEvictionOrder != model.entries.map(\.key) { return }
         }
         #expect(accessedContents.allSatisfy { !$0.isContentDiscarded }, "accessed content was discarded")

@@ -1,6 +1,6 @@
 import MemoryPressure
+import MemoryPressureTestKit
 import Synchronization
-import MemoryTestSupport
 import Testing
 
 struct CacheTests {
@@ -43,27 +43,27 @@ struct CacheTests {
     }
 
     @Test func insertBeyondLimitsEvictsLeastRecentlyUsed() throws {
-        let log = EvictionLog<Int>()
-        let cache = try Self.cache(costLimit: 100, countLimit: 3) { key, _ in log.record(key) }
+        let log = SharedLog<Int>()
+        let cache = try Self.cache(costLimit: 100, countLimit: 3) { key, _ in log.append(key) }
         for key in 1...3 { try cache.setValue("\(key)", forKey: key, cost: 10) }
         #expect(cache.value(forKey: 1) == "1")  // 2 is now the least recently used
         try cache.setValue("4", forKey: 4, cost: 10)
-        #expect(log.recorded == [2])
+        #expect(log.all == [2])
         #expect(cache.keysInEvictionOrder == [3, 1, 4])
 
         try cache.setValue("big", forKey: 5, cost: 85)
-        #expect(log.recorded == [2, 3, 1])
+        #expect(log.all == [2, 3, 1])
         #expect(cache.totalCost == 95)
 
         // An entry over the cost limit by itself does not stay.
         try cache.setValue("huge", forKey: 6, cost: 101)
         #expect(cache.count == 0)
-        #expect(log.recorded == [2, 3, 1, 4, 5, 6])
+        #expect(log.all == [2, 3, 1, 4, 5, 6])
     }
 
     @Test func replacingAndRemovingDoNotCallTheEvictionHandler() throws {
-        let log = EvictionLog<Int>()
-        let cache = try Self.cache { key, _ in log.record(key) }
+        let log = SharedLog<Int>()
+        let cache = try Self.cache { key, _ in log.append(key) }
         try cache.setValue("a", forKey: 1, cost: 5)
         try cache.setValue("b", forKey: 1, cost: 7)
         #expect(cache.value(forKey: 1) == "b")
@@ -72,7 +72,7 @@ struct CacheTests {
         try cache.setValue("c", forKey: 2)
         cache.removeAll()
         #expect(cache.count == 0 && cache.totalCost == 0)
-        #expect(log.recorded.isEmpty)
+        #expect(log.all.isEmpty)
     }
 
     @Test func evictionHandlerRunsOutsideTheLock() throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Jemalloc
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
 import Testing
@@ -13,7 +14,7 @@ struct ConcurrentReclamationTests {
 
     @Test func terminationsAndPurgesAtOnceNeverCrash() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte))
-        let journal = AppJournal()
+        let journal = TestAppJournal()
         let stop = Atomic<Bool>(false)
         let purges = Atomic<Int>(0)
         let purgers = DispatchGroup()
@@ -26,7 +27,7 @@ struct ConcurrentReclamationTests {
         let registry = system.registry
         let apps = try (0..<4).map { index in
             try system.register(.test("tenant-\(index)")) {
-                BallastDelegate(registry: registry, bytes: mebibyte, journal: journal)
+                ballastDelegate(1, registry: registry, journal: journal)
             }
         }
         for round in 0..<Self.rounds {

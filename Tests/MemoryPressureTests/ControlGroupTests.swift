@@ -1,5 +1,5 @@
 @testable import MemoryPressure
-import MemoryTestSupport
+import MemoryPressureTestKit
 import SystemPackage
 import Testing
 

@@ -5,7 +5,7 @@ import Foundation
 #endif
 import Jemalloc
 @testable import MemoryPressure
-import MemoryTestSupport
+import MemoryPressureTestKit
 import SystemPackage
 import Testing
 

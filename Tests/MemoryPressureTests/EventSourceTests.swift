@@ -1,5 +1,5 @@
 @testable import MemoryPressure
-import MemoryTestSupport
+import MemoryPressureTestKit
 import Synchronization
 import Testing
 
@@ -35,7 +35,7 @@ struct EventSourceTests {
             let released = system.lifecycleEvents.observe { event in dropped.withLock { $0.append(event.app) } }
             _ = released
         }
-        let app = try system.register(.test("observed")) { CachingDelegate() }
+        let app = try system.register(.test("observed")) { IdleDelegate() }
         try await app.launch()
         try await app.terminate(reason: .explicit)
         #expect(kept.withLock { $0 }.contains(app.identifier))
@@ -53,7 +53,7 @@ struct EventSourceTests {
         let observed = Mutex<[LifecycleEvent]>([])
         let token = system.lifecycleEvents.observe { event in observed.withLock { $0.append(event) } }
         let stream = system.lifecycleEvents.stream()
-        let app = try system.register(.test("streamed")) { CachingDelegate() }
+        let app = try system.register(.test("streamed")) { IdleDelegate() }
         try await app.launch()
         try await app.terminate(reason: .explicit)
         let expected = observed.withLock { $0 }

@@ -1,5 +1,6 @@
 import Jemalloc
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// at `memory.high` and refuses at `memory.max`.
 @Suite(.serialized, .exclusiveMemoryUse)
 struct HeapAdmissionTests {
-    let journal = AppJournal()
+    let journal = TestAppJournal()
 
     /// A system whose thresholds sit at fixed distances above `baseline`: warning at +160 MiB,
     /// critical at +200 MiB, budget at +256 MiB, target at +100 MiB.
@@ -31,8 +32,8 @@ struct HeapAdmissionTests {
     func suspendedApp(_ name: String, mebibytes: Int, in system: MemorySystem) async throws -> App {
         let registry = system.registry
         let journal = journal
-        let app = try system.register(.test(name), configuration: quickConfiguration) {
-            BallastDelegate(registry: registry, bytes: mebibytes * mebibyte, journal: journal)
+        let app = try system.register(.test(name), configuration: .quick) {
+            ballastDelegate(mebibytes, registry: registry, journal: journal)
         }
         try await app.launch()
         try await app.enterBackground()
@@ -43,7 +44,7 @@ struct HeapAdmissionTests {
         let baseline = try settledResidentBytes()
         let system = try Self.system(above: baseline, admissionWait: .seconds(30))
         let victim = try await suspendedApp("victim", mebibytes: 96, in: system)
-        let active = try system.register(.test("active")) { CachingDelegate() }
+        let active = try system.register(.test("active")) { IdleDelegate() }
         try await active.launch()
         #expect(victim.state == .suspended)
 
@@ -65,7 +66,7 @@ struct HeapAdmissionTests {
     @Test func withNoRoomToMakeTheAllocationIsRefusedAfterTheBoundedWaitAndChangesNothing() async throws {
         let baseline = try settledResidentBytes()
         let system = try Self.system(above: baseline, admissionWait: .milliseconds(300))
-        let active = try system.register(.test("active")) { CachingDelegate() }
+        let active = try system.register(.test("active")) { IdleDelegate() }
         try await active.launch()
         let heap = try system.heap(for: active.identifier)
         let held = try heap.allocate(byteCount: 64 * mebibyte)
@@ -98,7 +99,7 @@ struct HeapAdmissionTests {
         let baseline = try settledResidentBytes()
         // A tick far longer than the test waits: only the allocation can raise the level in time.
         let system = try Self.system(above: baseline, admissionWait: .seconds(30), interval: .seconds(600))
-        let active = try system.register(.test("active")) { CachingDelegate() }
+        let active = try system.register(.test("active")) { IdleDelegate() }
         try await active.launch()
         let heap = try system.heap(for: active.identifier)
         let events = system.monitor.events.stream()

@@ -1,6 +1,5 @@
 import Jemalloc
 import MemoryPressure
-import Synchronization
 import MemoryTestSupport
 import Testing
 

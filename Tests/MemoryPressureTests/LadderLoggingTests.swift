@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 

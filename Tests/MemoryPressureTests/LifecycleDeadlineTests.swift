@@ -1,12 +1,13 @@
 import Dispatch
 import MemoryPressure
+import MemoryPressureTestKit
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct LifecycleDeadlineTests {
     @Test func overrunningDidEnterBackgroundTerminatesWithReasonDeadline() async throws {
         let gate = DispatchSemaphore(value: 0)
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("slow-save", log: log) { delegate in
             delegate.onDidEnterBackground = { _ in gate.wait() }
         }
@@ -62,7 +63,7 @@ struct LifecycleDeadlineTests {
     }
 
     @Test func aBackgroundTaskStillOpenAfterItsExpirationHandlerTerminatesTheApp() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("long-upload", log: log, events: events) { delegate in

@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -7,7 +8,7 @@ struct LifecycleNotificationTests {
     static let locale: AppNotification.Name = "localeChanged"
 
     @Test func threePostsOfOneNameWhileSuspendedArriveAsOneBeforeDidBecomeActive() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let received = SharedBox<[AppNotification]>([])
         let app = try makeApp("mail", log: log)
         try await app.launch()

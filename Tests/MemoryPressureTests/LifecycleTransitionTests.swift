@@ -1,10 +1,11 @@
 import MemoryPressure
+import MemoryPressureTestKit
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
 struct LifecycleTransitionTests {
     @Test func launchIntoTheForegroundPassesThroughInactiveToActive() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("fg", log: log, events: events)
@@ -19,7 +20,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func launchIntoTheBackgroundSuspendsWhenNoWorkRemains() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("bg", log: log)
         let state = try await app.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")))
         #expect(state == .suspended)
@@ -29,7 +30,7 @@ struct LifecycleTransitionTests {
     /// The sequence of the delegate-callbacks source document: start (① ② ④), home (③ ⑤), open
     /// again (⑥ ④).
     @Test func launchHomeAndReturnMatchTheSourceDocument() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("document", log: log)
         try await app.launch()
         #expect(try await app.enterBackground() == .suspended)
@@ -42,7 +43,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func interruptionMovesBetweenActiveAndInactive() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("call", log: log)
         try await app.launch()
         log.clear()
@@ -53,7 +54,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func homeFromInactiveSkipsWillResignActive() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("locked", log: log)
         try await app.launch()
         try await app.deactivate()
@@ -63,7 +64,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func returningFromTheBackgroundBeforeSuspension() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let task = SharedBox<BackgroundTaskIdentifier?>(nil)
         let app = try makeApp("upload", log: log, configuration: .default) { delegate in
             delegate.onDidEnterBackground = { app in
@@ -80,7 +81,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func terminatingARunningAppCallsWillTerminate() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let app = try makeApp("running", log: log, events: events)
@@ -94,7 +95,7 @@ struct LifecycleTransitionTests {
     }
 
     @Test func terminatingASuspendedAppCallsNothing() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("sleeping", log: log)
         try await app.launch()
         try await app.enterBackground()
@@ -140,7 +141,7 @@ struct LifecycleTransitionTests {
     func invalidTransitionsAreTypedErrorsThatChangeNothing(
         setup: Setup, transition: LifecycleTransition, expectedState: AppState
     ) async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let app = try makeApp("invalid", log: log)
         switch setup {
         case .notRunning: break

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import Jemalloc
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 

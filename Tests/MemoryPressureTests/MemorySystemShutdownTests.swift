@@ -1,4 +1,5 @@
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ import Testing
 struct MemorySystemShutdownTests {
     /// Registers `name` with a delegate that logs its callbacks under `log` and saves its progress
     /// on entering the background (page 1) and in `willTerminate` (page 2).
-    func register(_ name: String, in system: MemorySystem, log: CallbackLog, configuration: AppConfiguration) throws -> App {
+    func register(_ name: String, in system: MemorySystem, log: SharedLog<String>, configuration: AppConfiguration) throws -> App {
         try system.register(.test(name), configuration: configuration) {
             let delegate = RecordingDelegate(log: log)
             delegate.onDidEnterBackground = { app in try? app.saveState(SavedProgress(app: name, page: 1)) }
@@ -19,7 +20,7 @@ struct MemorySystemShutdownTests {
     }
 
     /// An active app, a background app with an open task, and a suspended app.
-    func launchThreeApps(in system: MemorySystem, logs: [String: CallbackLog]) async throws {
+    func launchThreeApps(in system: MemorySystem, logs: [String: SharedLog<String>]) async throws {
         let longTasks = try AppConfiguration(terminationDeadline: .seconds(30), backgroundTaskTimeLimit: .seconds(600))
         let active = try register("active", in: system, log: logs["active"]!, configuration: longTasks)
         try await active.launch()
@@ -37,7 +38,7 @@ struct MemorySystemShutdownTests {
     func shutDownTerminatesEveryAppAndRunningOnesGetWillTerminate(inCancelledTask: Bool) async throws {
         let archiveDirectory = try TemporaryDirectory()
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, archiveIn: archiveDirectory))
-        let logs = ["active": CallbackLog(), "working": CallbackLog(), "suspended": CallbackLog()]
+        let logs = ["active": SharedLog<String>(), "working": SharedLog<String>(), "suspended": SharedLog<String>()]
         try await launchThreeApps(in: system, logs: logs)
 
         let shutdown = Task {
@@ -96,7 +97,7 @@ struct MemorySystemShutdownTests {
 
         observation.cancel()
         levelObservation.cancel()
-        let app = try system.register(.test("late")) { CachingDelegate() }
+        let app = try system.register(.test("late")) { IdleDelegate() }
         try await app.launch()
         #expect(await system.shutDown().count == 1)
         #expect(seen.withLock { $0.count } == observed.count)

@@ -1,6 +1,6 @@
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
-import Synchronization
 import Testing
 
 /// The system's policy, judged on a footprint the test controls: a fixed base plus the apps' own.
@@ -22,7 +22,7 @@ struct MemorySystemTests {
 
     @Test func theActiveAndInactiveAppsAreNeverTerminatedForSystemPressure() async throws {
         // The base alone is over the budget: nothing the ladder does can reach the target.
-        let journal = AppJournal()
+        let journal = TestAppJournal()
         let box = SharedBox<MemorySystem?>(nil)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [HostedFootprintSource(base: 128 * mebibyte, system: box)]
@@ -32,7 +32,7 @@ struct MemorySystemTests {
         func register(_ name: String, _ mebibytes: Int) throws -> App {
             let registry = system.registry
             return try system.register(.test(name), configuration: longTasks) {
-                BallastDelegate(registry: registry, bytes: mebibytes * mebibyte, journal: journal)
+                ballastDelegate(mebibytes, registry: registry, journal: journal)
             }
         }
         for (name, size) in [("small", 10), ("large", 30), ("medium", 20)] {
@@ -67,9 +67,9 @@ struct MemorySystemTests {
 
     @Test func appsAreRegisteredOnceUnderValidIdentifiers() throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte))
-        _ = try system.register(.test("once")) { CachingDelegate() }
+        _ = try system.register(.test("once")) { IdleDelegate() }
         let error = #expect(throws: MemoryPressureError.self) {
-            try system.register(.test("once")) { CachingDelegate() }
+            try system.register(.test("once")) { IdleDelegate() }
         }
         #expect(error?.code == .duplicateApp)
         #expect(error?.app == .test("once"))

@@ -1,7 +1,8 @@
 import Jemalloc
-@testable import MemoryPressure
-import Synchronization
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
+import Synchronization
 import Testing
 
 /// The monitor on its own thread. Serialized: the tests count the process's pipes and read its

@@ -1,4 +1,4 @@
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import SystemPackage
 import Testing
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Dispatch
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
 import Testing
@@ -25,7 +26,7 @@ final class Flag: Sendable {
 /// Reclamation that neither waits behind warnings nor behind the service's own work.
 @Suite(.serialized, .exclusiveMemoryUse)
 struct ReactionTests {
-    let journal = AppJournal()
+    let journal = TestAppJournal()
 
     /// An app whose warning handler blocks its run loop until `release` is signalled.
     final class BlockingDelegate: AppDelegate {
@@ -54,8 +55,8 @@ struct ReactionTests {
         defer { release.signal() }
         let registry = system.registry
         let journal = journal
-        let victim = try system.register(.test("victim"), configuration: quickConfiguration) {
-            BallastDelegate(registry: registry, bytes: 128 * mebibyte, journal: journal)
+        let victim = try system.register(.test("victim"), configuration: .quick) {
+            ballastDelegate(128, registry: registry, journal: journal)
         }
         try await victim.launch()
         try await victim.enterBackground()
@@ -86,8 +87,8 @@ struct ReactionTests {
         let system = try MemorySystem(configuration: .test(targetBytes: baseline + 64 * mebibyte))
         let registry = system.registry
         let journal = journal
-        let victim = try system.register(.test("victim"), configuration: quickConfiguration) {
-            BallastDelegate(registry: registry, bytes: 96 * mebibyte, journal: journal)
+        let victim = try system.register(.test("victim"), configuration: .quick) {
+            ballastDelegate(96, registry: registry, journal: journal)
         }
         try await victim.launch()
         try await victim.enterBackground()

@@ -1,26 +1,22 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Jemalloc
 @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
-import Synchronization
 import Testing
 
 /// The reclamation ladder against the real allocator and the process's real footprint.
 @Suite(.serialized, .exclusiveMemoryUse)
 struct ReclamationLadderTests {
-    let journal = AppJournal()
+    let journal = TestAppJournal()
 
     /// Registers an app of `mebibytes` of ballast.
     func register(
         _ name: String, mebibytes: Int, in system: MemorySystem,
-        configuration: AppConfiguration = quickConfiguration, limits: AppMemoryLimits = .none
+        configuration: AppConfiguration = .quick, limits: AppMemoryLimits = .none
     ) throws -> App {
         let registry = system.registry
         let journal = journal
         return try system.register(.test(name), configuration: configuration, limits: limits) {
-            BallastDelegate(registry: registry, bytes: mebibytes * mebibyte, journal: journal)
+            ballastDelegate(mebibytes, registry: registry, journal: journal)
         }
     }
 
@@ -61,7 +57,7 @@ struct ReclamationLadderTests {
         for name in ["suspended-200", "suspended-160"] {
             let app = try #require(system.app(.test(name)))
             try await app.launch()
-            let restored = journal.restoredStates(of: .test(name))
+            let restored = journal.restoredStates(of: .test(name), as: SavedProgress.self)
             #expect(restored == [nil, SavedProgress(app: name, page: Int(name.dropFirst(10))!)])
         }
         withExtendedLifetime(archive) {}
@@ -147,7 +143,7 @@ struct ReclamationLadderTests {
     @Test func anAppWhoseDeclaredCostsPassItsHardLimitIsTerminated() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 8 << 30))
         let limits = AppMemoryLimits(foreground: try .init(hardBytes: 64 * mebibyte))
-        let app = try system.register(.test("declaring"), limits: limits) { CachingDelegate() }
+        let app = try system.register(.test("declaring"), limits: limits) { IdleDelegate() }
         try await app.launch()
         let cache = try PurgeableCache<Int, [UInt8]>(name: "parsed", owner: app.identifier, category: .rebuildableObjects)
         system.register(cache)
@@ -178,7 +174,7 @@ struct ReclamationLadderTests {
         let keptInBackground = CacheCategory.custom(name: "kept in background", onEnteringBackground: .keep, onWarning: .empty)
         var caches: [PurgeableCache<Int, HeapBuffer>] = []
         for index in 0..<10 {
-            let app = try system.register(.test("cached-\(index)"), configuration: quickConfiguration) { CachingDelegate() }
+            let app = try system.register(.test("cached-\(index)"), configuration: .quick) { IdleDelegate() }
             try await app.launch()
             let cache = try PurgeableCache<Int, HeapBuffer>(
                 name: "tiles", owner: app.identifier, category: keptInBackground, payloadLocation: .appHeap
@@ -215,26 +211,4 @@ struct ReclamationLadderTests {
             ratio \(Double(latency / kernel))
             """)
     }
-}
-
-/// An app with no code of its own: the test fills its caches.
-struct CachingDelegate: AppDelegate {}
-
-/// The kernel's own reclaim speed, for comparison: the time `madvise(MADV_DONTNEED)` takes to drop
-/// `bytes` of touched anonymous memory.
-enum KernelReclaim {
-    static func timeToReclaim(bytes: Int) throws -> Duration {
-        guard let mapping = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapping != MAP_FAILED
-        else { throw KernelReclaimError() }
-        defer { munmap(mapping, bytes) }
-        let pages = mapping.assumingMemoryBound(to: UInt8.self)
-        for offset in stride(from: 0, to: bytes, by: 4096) { pages[offset] = 1 }
-        let clock = ContinuousClock()
-        let start = clock.now
-        guard madvise(mapping, bytes, MADV_DONTNEED) == 0 else { throw KernelReclaimError() }
-        return clock.now - start
-    }
-
-    struct KernelReclaimError: Error {}
 }

@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import MemoryPressure
-import MemoryTestSupport
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import SystemPackage
 import Testing
 
@@ -112,8 +112,8 @@ struct SavedDocument: Codable, Equatable {
     @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
-        let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
-            LaunchRecorder(options: options)
+        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive) {
+            recordingLaunches(in: options)
         }
         try await app.launch()
         try app.saveState(SavedDocument(title: "groceries", scrollOffset: 240))
@@ -130,8 +130,8 @@ struct SavedDocument: Codable, Equatable {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = App(identifier: self.app, configuration: quickConfiguration, events: events, stateArchive: archive) {
-            LaunchRecorder(options: options)
+        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive) {
+            recordingLaunches(in: options)
         }
         #expect(try await app.launch() == .active)
         #expect(options.value.first?.restoredState == nil)
@@ -155,17 +155,11 @@ struct SavedDocument: Codable, Equatable {
     }
 }
 
-/// Records the options of each launch.
-final class LaunchRecorder: AppDelegate {
-    let options: SharedBox<[LaunchOptions]>
-
-    init(options: SharedBox<[LaunchOptions]>) {
-        self.options = options
-    }
-
-    func willFinishLaunching(_ app: isolated App, options: LaunchOptions) {
-        self.options.update { $0.append(options) }
-    }
+/// A delegate that adds the options of each launch to `options`.
+func recordingLaunches(in options: SharedBox<[LaunchOptions]>) -> RecordingDelegate {
+    let delegate = RecordingDelegate()
+    delegate.onWillFinishLaunching = { _, launch in options.update { $0.append(launch) } }
+    return delegate
 }
 
 func readFile(_ path: FilePath) throws -> [UInt8] {

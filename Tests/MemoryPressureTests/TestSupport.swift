@@ -44,45 +44,6 @@ struct MissingSource: MemorySampleSource {
     }
 }
 
-extension AsyncStream where Element: Sendable {
-    /// The first event that satisfies `predicate`, or nil when none comes within `limit` (a
-    /// generous deadline that only stops a broken test from hanging; no test asserts timing).
-    func first(within limit: Duration = .seconds(20), where predicate: @escaping @Sendable (Element) -> Bool) async -> Element? {
-        await withTaskGroup(of: Element?.self) { group in
-            group.addTask {
-                for await event in self where predicate(event) { return event }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-}
-
-extension AsyncStream where Element == PressureEvent {
-    /// Whether the stream ends within `limit` (a deadline that only stops a broken test from hanging).
-    func ends(within limit: Duration = .seconds(20)) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in self {}
-                return !Task.isCancelled
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return false
-            }
-            let ended = await group.next() ?? false
-            group.cancelAll()
-            return ended
-        }
-    }
-}
-
 extension PressureEvent {
     var change: PressureChange? {
         if case .change(let change) = self { change } else { nil }

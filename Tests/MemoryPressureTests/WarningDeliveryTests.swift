@@ -1,6 +1,6 @@
 import Dispatch
-@testable import MemoryPressure
-import Synchronization
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))
@@ -8,10 +8,10 @@ struct WarningDeliveryTests {
     /// A controller that counts its warnings and logs them.
     final class CountingController: ViewController {
         let name: String
-        let log: CallbackLog
+        let log: SharedLog<String>
         let counts: SharedBox<[String: Int]>
 
-        init(name: String, log: CallbackLog, counts: SharedBox<[String: Int]>) {
+        init(name: String, log: SharedLog<String>, counts: SharedBox<[String: Int]>) {
             self.name = name
             self.log = log
             self.counts = counts
@@ -27,7 +27,7 @@ struct WarningDeliveryTests {
     /// An app whose launch builds a tree of `controllers` controllers (a root with the rest as
     /// children) and registers `observers` warning observers, each counting into `counts`.
     static func makeWarnedApp(
-        _ name: String, controllers: Int, observers: Int, log: CallbackLog = CallbackLog(),
+        _ name: String, controllers: Int, observers: Int, log: SharedLog<String> = SharedLog<String>(),
         counts: SharedBox<[String: Int]>
     ) throws -> App {
         try makeApp(name, log: log, configuration: .default) { delegate in
@@ -83,7 +83,7 @@ struct WarningDeliveryTests {
     }
 
     @Test func withinAnAppTheDelegateComesFirstThenControllersParentsFirstThenObservers() async throws {
-        let log = CallbackLog()
+        let log = SharedLog<String>()
         let counts = SharedBox<[String: Int]>([:])
         let app = try Self.makeWarnedApp("ordered", controllers: 3, observers: 2, log: log, counts: counts)
         try await app.launch()

@@ -1,6 +1,7 @@
 import Dispatch
 import Jemalloc
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
 import SystemPackage
@@ -12,17 +13,12 @@ import Testing
 // ThreadSanitizer, behind the suites that move hundreds of MiB, passed a minute on a loaded machine.
 @Suite(.timeLimit(.minutes(5)))
 struct FaultInjectionTests {
-    /// Limits for the faulty apps: short, so their faults surface quickly. Healthy apps keep the
-    /// 5 s / 30 s defaults, which their instant callbacks never approach.
-    static let quick = try! AppConfiguration(
-        backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
-        backgroundTaskTimeLimit: .milliseconds(100)
-    )
-
-    static func app(_ name: String, log: AppLog, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
-                    onDidEnterBackground: @escaping @Sendable (isolated App) -> Void = { _ in },
-                    onWillTerminate: @escaping @Sendable (isolated App) -> Void = { _ in }) throws -> App {
-        let delegate = LoggingDelegate(log: log, onDidEnterBackground: onDidEnterBackground, onWillTerminate: onWillTerminate)
+    static func app(_ name: String, log: SharedLog<String>, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
+                    onDidEnterBackground: (@Sendable (isolated App) -> Void)? = nil,
+                    onWillTerminate: (@Sendable (isolated App) -> Void)? = nil) throws -> App {
+        let delegate = RecordingDelegate.recordingNotifications(in: log)
+        delegate.onDidEnterBackground = onDidEnterBackground
+        delegate.onWillTerminate = onWillTerminate
         return App(identifier: try AppIdentifier(name), delegate: delegate, configuration: configuration, events: events)
     }
 
@@ -40,9 +36,9 @@ struct FaultInjectionTests {
 
     @Test func overrunningDeadlinesTerminateOnlyTheSlowAppsWhileOthersCarryOn() async throws {
         let gate = DispatchSemaphore(value: 0)
-        let healthyLog = AppLog()
-        let slowSave = try Self.app("slow-save", log: AppLog(), configuration: Self.quick, onDidEnterBackground: { _ in gate.wait() })
-        let slowExit = try Self.app("slow-exit", log: AppLog(), configuration: Self.quick, onWillTerminate: { _ in gate.wait() })
+        let healthyLog = SharedLog<String>()
+        let slowSave = try Self.app("slow-save", log: SharedLog(), configuration: .quick, onDidEnterBackground: { _ in gate.wait() })
+        let slowExit = try Self.app("slow-exit", log: SharedLog(), configuration: .quick, onWillTerminate: { _ in gate.wait() })
         let healthy = try Self.app("healthy", log: healthyLog)
         for app in [slowSave, slowExit, healthy] { try await app.launch() }
 
@@ -76,10 +72,10 @@ struct FaultInjectionTests {
         let stream = events.stream()
         let expirations = Atomic<Int>(0)
         let healthyTask = Mutex<BackgroundTaskIdentifier?>(nil)
-        let forgetful = try Self.app("forgetful", log: AppLog(), configuration: Self.quick, events: events, onDidEnterBackground: { app in
+        let forgetful = try Self.app("forgetful", log: SharedLog(), configuration: .quick, events: events, onDidEnterBackground: { app in
             _ = try? app.beginBackgroundTask { _ in expirations.add(1, ordering: .relaxed) }
         })
-        let healthy = try Self.app("tidy", log: AppLog(), events: events, onDidEnterBackground: { app in
+        let healthy = try Self.app("tidy", log: SharedLog(), events: events, onDidEnterBackground: { app in
             healthyTask.withLock { $0 = try? app.beginBackgroundTask { _ in } }
         })
         for app in [forgetful, healthy] { try await app.launch() }
@@ -102,8 +98,8 @@ struct FaultInjectionTests {
         let entered = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let healthyHeard = DispatchSemaphore(value: 0)
-        let blocked = try Self.app("blocked", log: AppLog())
-        let healthy = try Self.app("healthy", log: AppLog())
+        let blocked = try Self.app("blocked", log: SharedLog())
+        let healthy = try Self.app("healthy", log: SharedLog())
         for app in [blocked, healthy] { try await app.launch() }
         blocked.notificationCenter.addObserver(forName: .didReceiveMemoryWarning) { _, _ in
             entered.signal()
@@ -126,7 +122,7 @@ struct FaultInjectionTests {
     }
 
     @Test func observersRemovingThemselvesAndOthersOrAddingOnesDuringAWarning() async throws {
-        let log = AppLog()
+        let log = SharedLog<String>()
         let app = try Self.app("observers", log: log)
         try await app.launch()
         let center = app.notificationCenter
@@ -167,8 +163,8 @@ struct FaultInjectionTests {
     func anObserverAllocatingDuringAWarningRaisesASecondWarningThatQueuesBehindTheFirst() async throws {
         let heap = try AppHeap(app: AppIdentifier("allocating"))
         let buffers = Mutex<[HeapBuffer]>([])
-        let allocating = try Self.app("allocating", log: AppLog())
-        let bystanderLog = AppLog()
+        let allocating = try Self.app("allocating", log: SharedLog())
+        let bystanderLog = SharedLog<String>()
         let bystander = try Self.app("bystander", log: bystanderLog)
         for app in [allocating, bystander] { try await app.launch() }
         // Pressure rising during reclamation: the heap crossing 1 MiB raises another warning at once.

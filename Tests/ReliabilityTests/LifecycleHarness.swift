@@ -1,65 +1,20 @@
-@testable import MemoryPressure
-import Synchronization
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
 
-/// What an app's delegate and notification observer saw, in order.
-final class AppLog: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    func append(_ line: String) {
-        lines.withLock { $0.append(line) }
-    }
-
-    /// The lines since the last call.
-    func take() -> [String] {
-        lines.withLock { lines in
-            defer { lines = [] }
-            return lines
-        }
-    }
-}
-
-/// A delegate that records each callback, and on launch observes every notification; faults can be
-/// injected into `didEnterBackground` and `willTerminate`.
-final class LoggingDelegate: AppDelegate {
-    let log: AppLog
-    let onDidEnterBackground: @Sendable (isolated App) -> Void
-    let onWillTerminate: @Sendable (isolated App) -> Void
-
-    init(
-        log: AppLog,
-        onDidEnterBackground: @escaping @Sendable (isolated App) -> Void = { _ in },
-        onWillTerminate: @escaping @Sendable (isolated App) -> Void = { _ in }
-    ) {
-        self.log = log
-        self.onDidEnterBackground = onDidEnterBackground
-        self.onWillTerminate = onWillTerminate
-    }
-
-    func willFinishLaunching(_ app: isolated App, options: LaunchOptions) { log.append("willFinishLaunching") }
-    func didBecomeActive(_ app: isolated App) { log.append("didBecomeActive") }
-    func willResignActive(_ app: isolated App) { log.append("willResignActive") }
-    func willEnterForeground(_ app: isolated App) { log.append("willEnterForeground") }
-    func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) { log.append("didReceiveMemoryWarning") }
-
-    func didEnterBackground(_ app: isolated App) {
-        log.append("didEnterBackground")
-        onDidEnterBackground(app)
-    }
-
-    func willTerminate(_ app: isolated App) {
-        log.append("willTerminate")
-        onWillTerminate(app)
-    }
-
-    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
-        log.append("didFinishLaunching")
-        let log = log
-        app.notificationCenter.addObserver(forName: nil) { _, notification in
-            switch notification.payload {
-            case .delta(let delta): log.append("notification \(notification.name) delta \(delta) x\(notification.postCount)")
-            default: log.append("notification \(notification.name)")
+extension RecordingDelegate {
+    /// A delegate recording each callback in `log` that, once its app has launched, also records
+    /// every notification the app receives there.
+    static func recordingNotifications(in log: SharedLog<String>) -> RecordingDelegate {
+        let delegate = RecordingDelegate(log: log)
+        delegate.onDidFinishLaunching = { app, _ in
+            app.notificationCenter.addObserver(forName: nil) { _, notification in
+                switch notification.payload {
+                case .delta(let delta): log.append("notification \(notification.name) delta \(delta) x\(notification.postCount)")
+                default: log.append("notification \(notification.name)")
+                }
             }
         }
+        return delegate
     }
 }
 
@@ -71,7 +26,7 @@ final class LoggingDelegate: AppDelegate {
 /// comes before the sentinel's, and reading up to the sentinel's callback collects exactly the step's.
 final class LifecycleHarness {
     let apps: [App]
-    private let logs: [AppLog]
+    private let logs: [SharedLog<String>]
     private let sentinel: App
     private var events: AsyncStream<LifecycleEvent>.Iterator
     private var tasks: [[Int: BackgroundTaskIdentifier]]
@@ -85,12 +40,12 @@ final class LifecycleHarness {
     init(identifiers: [AppIdentifier]) async throws {
         let lifecycleEvents = EventSource<LifecycleEvent>()
         events = lifecycleEvents.stream().makeAsyncIterator()
-        logs = identifiers.map { _ in AppLog() }
+        logs = identifiers.map { _ in SharedLog() }
         apps = zip(identifiers, logs).map { identifier, log in
-            App(identifier: identifier, delegate: LoggingDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents)
+            App(identifier: identifier, delegate: RecordingDelegate.recordingNotifications(in: log), configuration: Self.configuration, events: lifecycleEvents)
         }
         tasks = identifiers.map { _ in [:] }
-        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: LoggingDelegate(log: AppLog()), events: lifecycleEvents)
+        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: RecordingDelegate.recordingNotifications(in: SharedLog()), events: lifecycleEvents)
         try await sentinel.launch()
         _ = await collectUntilSentinel()
     }

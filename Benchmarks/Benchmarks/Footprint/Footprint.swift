@@ -1,6 +1,7 @@
 import Benchmark
 import BenchmarkSupport
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
+import MemoryPressureTestKit
 
 /// The manager's own heap bytes per app, per registered cache and per observer, measured as the
 /// growth of jemalloc's allocated bytes while many are made on this thread (see `HeapUsage`).
@@ -8,9 +9,6 @@ import MemoryPressure
 let bytesPerApp = BenchmarkMetric.custom("bytes per app", useScalingFactor: false)
 let bytesPerCache = BenchmarkMetric.custom("bytes per registered cache", useScalingFactor: false)
 let bytesPerObserver = BenchmarkMetric.custom("bytes per observer", useScalingFactor: false)
-
-/// An app with no code of its own.
-struct IdleDelegate: AppDelegate {}
 
 let appCount = 1_000
 let observerCount = 10_000
@@ -31,14 +29,14 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(bytesPerApp, growth.bytes / appCount)
     }
 
-    // An empty cache and its entry in the purge registry, one per app.
+    // An empty cache and its entry in the system's purge registry, one per app.
     Benchmark("Footprint-bytes-per-registered-cache", configuration: configuration(bytesPerCache)) { benchmark in
         let identifiers = try (0..<appCount).map { try AppIdentifier("app\($0)") }
-        let registry = PurgeRegistry()
+        let system = try MemorySystem(configuration: .init(budget: try MemoryBudget(totalBytes: 1 << 30)))
         let (caches, growth) = try HeapUsage.measureGrowth {
             try identifiers.map { owner in
                 let cache = try PurgeableCache<Int, Int>(name: "images", owner: owner, category: .images)
-                registry.register(cache)
+                system.register(cache)
                 return cache
             }
         }

@@ -1,5 +1,6 @@
 import BenchmarkSupport
 import MemoryPressure
+import MemoryPressureTestKit
 
 /// The reclamation ladder giving back cache payloads: `cachedBytes` of 1 MiB payloads in the caches
 /// of `appCount` background apps, in each app's own heap, judged against the process's real
@@ -20,44 +21,34 @@ enum LadderPurge {
         let payloadsPerApp = cachedBytes / mebibyte / appCount
         let remainder = cachedBytes / mebibyte % appCount
         for index in 0..<appCount {
-            let app = try system.register(try AppIdentifier("cached-\(index)")) { Idle() }
+            let app = try system.register(try AppIdentifier("cached-\(index)")) { IdleDelegate() }
             try await app.launch()
             let cache = try PurgeableCache<Int, HeapBuffer>(
                 name: "tiles", owner: app.identifier, category: keptInBackground, payloadLocation: .appHeap
             )
             system.register(cache)
-            let heap = try system.registry.heap(for: app.identifier)
-            for key in 0..<(payloadsPerApp + (index < remainder ? 1 : 0)) {
-                let buffer = try heap.allocate(byteCount: mebibyte)
-                buffer.withUnsafeMutableBytes(touchEveryPage)
+            let payloadBytes = (payloadsPerApp + (index < remainder ? 1 : 0)) * mebibyte
+            for (key, buffer) in try residentBuffers(in: system.heap(for: app.identifier), totalBytes: payloadBytes).enumerated() {
                 try cache.setValue(buffer, forKey: key, cost: buffer.byteCount)
             }
             caches.append(cache)
             try await app.enterBackground()
         }
         guard caches.reduce(0, { $0 + $1.totalCost }) == cachedBytes else {
-            throw LadderPurgeError("the caches hold \(caches.reduce(0) { $0 + $1.totalCost }) bytes, not \(cachedBytes)")
+            throw BenchmarkFailure("the caches hold \(caches.reduce(0) { $0 + $1.totalCost }) bytes, not \(cachedBytes)")
         }
 
-        guard let run = try await system.firstRunUnderTarget(), let latency = run.latency else {
-            throw LadderPurgeError("no ladder run got the footprint under its target within 30 s")
+        let events = system.events.stream()
+        let run = try await system.running {
+            await events.first(within: .seconds(30)) { $0.runUnderTarget != nil }?.runUnderTarget
+        }
+        guard let run, let latency = run.latency else {
+            throw BenchmarkFailure("no ladder run got the footprint under its target within 30 s")
         }
         guard caches.allSatisfy({ $0.count == 0 }), system.terminations.isEmpty else {
-            throw LadderPurgeError("the ladder did not get there by emptying the caches alone: \(run)")
+            throw BenchmarkFailure("the ladder did not get there by emptying the caches alone: \(run)")
         }
         _ = await system.shutDown()
-        return Int(latency / .nanoseconds(1))
-    }
-
-    /// An app with no code of its own: the benchmark fills its caches.
-    struct Idle: AppDelegate {}
-}
-
-/// A ladder run that did not measure what the benchmark is about.
-struct LadderPurgeError: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
+        return latency.wholeNanoseconds
     }
 }

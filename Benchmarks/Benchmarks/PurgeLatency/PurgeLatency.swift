@@ -1,7 +1,7 @@
 import Benchmark
 import BenchmarkSupport
 import Jemalloc
-import MemoryPressure
+import MemoryPressureTestKit
 
 /// How long it takes to give 256 MiB and 1 GiB of touched memory back to the operating system.
 ///
@@ -18,7 +18,6 @@ import MemoryPressure
 /// Each figure is a custom metric in nanoseconds; BENCHMARKS.md gives their ratios.
 let reclaimTime = BenchmarkMetric.custom("reclaim time (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 
-let mebibyte = 1 << 20
 let payloadBytes = mebibyte
 let appCount = 10
 
@@ -44,7 +43,7 @@ let benchmarks: @Sendable () -> Void = {
 
     for (label, byteCount) in [("256MiB", 256 * mebibyte), ("1GiB", 1024 * mebibyte)] {
         Benchmark("Purge-\(label):kernel-madvise-DONTNEED", configuration: configuration) { benchmark in
-            benchmark.measurement(reclaimTime, try KernelReclaim.nanosecondsToReclaim(byteCount: byteCount))
+            benchmark.measurement(reclaimTime, try KernelReclaim.timeToReclaim(bytes: byteCount).wholeNanoseconds)
         }
 
         Benchmark("Purge-\(label):jemalloc-free-and-purge-10-arenas", configuration: configuration) { benchmark in
@@ -58,7 +57,7 @@ let benchmarks: @Sendable () -> Void = {
 
         Benchmark("Purge-\(label):ladder", configuration: ladderConfiguration) { benchmark in
             let latency = try await LadderPurge.nanosecondsToPurge(cachedBytes: byteCount, appCount: appCount)
-            let kernel = try KernelReclaim.nanosecondsToReclaim(byteCount: byteCount)
+            let kernel = try KernelReclaim.timeToReclaim(bytes: byteCount).wholeNanoseconds
             benchmark.measurement(reclaimTime, latency)
             benchmark.measurement(ratioToKernel, latency * 100 / kernel)
         }

@@ -1,11 +1,8 @@
 import Benchmark
 import BenchmarkSupport
 import Jemalloc
-import Logging
-import MemoryPressure
-
-/// A logger that drops everything, for samplers made once per measurement.
-let silent = Logger(label: "benchmark") { _ in SwiftLogNoOpLogHandler() }
+@_spi(Benchmarks) import MemoryPressure
+import MemoryPressureTestKit
 
 /// The cost of reading the figures the pressure monitor samples, and of the monitor itself.
 let benchmarks: @Sendable () -> Void = {
@@ -15,10 +12,6 @@ let benchmarks: @Sendable () -> Void = {
     let countingAllocations = RunMode.current.configuration(
         counted: [allocationsPerOperation], scalingFactor: .kilo, maxIterations: 100_000
     )
-
-    // One arena for every run: the epoch refresh merges every arena's statistics, so an arena made
-    // per run would make each run slower than the last.
-    let sampledArena = Result { () throws(JemallocError) in try Arena.create() }
 
     // Names carry no spaces: the benchmark tool writes threshold files with spaces replaced but
     // reads them with the names as they are.
@@ -48,38 +41,28 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
-    Benchmark("arena-statistics-cached-MIBs") { benchmark in
-        let arena = try sampledArena.get()
-        let reader = try ArenaStatistics.Reader()
-        benchmark.startMeasurement()
-        for _ in benchmark.scaledIterations {
-            blackHole(try reader.read(arena))
-        }
-    }
-
     // The files of a sample opened, read and closed each time, for comparison with the kept-open
-    // descriptors the sampler uses.
+    // descriptors the sampler uses: statm through the test kit's `residentBytes()`, and the
+    // system's PSI file.
     Benchmark("statm-opened-each-time") { benchmark in
         for _ in benchmark.scaledIterations {
-            blackHole(try ProcessMemory.current())
+            blackHole(try residentBytes())
         }
     }
 
     Benchmark("PSI-opened-each-time") { benchmark in
-        let path = PressureStallSampleSource().path
-        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try? PressureStall.read(from: path))
+            blackHole(try? PressureStall.read())
         }
     }
 
     // Samplers are made before the measurement starts: making one finds the cgroup and PSI files
     // and opens them, which costs far more than a sample, and logs the figures this machine lacks.
-    // A cheap sample reads /proc/self/statm; a full one also refreshes jemalloc's epoch and reads
-    // its statistics, one arena's, the cgroup's files where they exist and PSI. The allocations
-    // are counted after the timed loop, over as many samples again.
+    // Both read the monitor's standard sources: a cheap sample reads /proc/self/statm; a full one
+    // also refreshes jemalloc's epoch and reads its statistics, the cgroup's files where they exist
+    // and PSI. The allocations are counted after the timed loop, over as many samples again.
     Benchmark("sample-cheap", configuration: countingAllocations) { benchmark in
-        var sampler = MemorySampler(logger: silent)
+        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(sampler.sample(.cheap))
@@ -89,8 +72,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("sample-full", configuration: countingAllocations) { benchmark in
-        let arenas: Set = [try sampledArena.get()]
-        var sampler = MemorySampler(arenas: { arenas }, logger: silent)
+        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
         _ = sampler.sample(.full)  // sources whose files are missing are retired on the first sample
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
@@ -109,8 +91,8 @@ let benchmarks: @Sendable () -> Void = {
             timed: [monitorCPU], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 4
         )
     ) { benchmark in
-        let budget = try MemoryBudget(totalBytes: 1 << 30, limits: MemoryLimits(physicalBytes: 1 << 40))
-        let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silent))
+        let budget = try MemoryBudget(totalBytes: 1 << 30)
+        let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silentLogger))
         try monitor.start()
         // Steady state: from after the first sample (the thread's start-up, arming the PSI
         // trigger and the first full sample are not the per-second cost).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Benchmark
+import BenchmarkSupport
 
 /// CPU time the monitor's thread spent per second of wall-clock time, in nanoseconds: 1,000,000
 /// is 0.1 % of one core.
@@ -29,14 +30,10 @@ func firstLine(of path: String) -> String? {
     return String(decoding: line.prefix { $0 != 0 && $0 != 10 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// A value that must be there.
-struct Missing: Error, CustomStringConvertible {
-    let description: String
-}
-
 extension Optional {
+    /// The value, which must be there: `what` names it when it is missing.
     func unwrapped(_ what: String) throws -> Wrapped {
-        guard let self else { throw Missing(description: "\(what) is missing") }
+        guard let self else { throw BenchmarkFailure("\(what) is missing") }
         return self
     }
 }

@@ -1,7 +1,7 @@
 import Benchmark
-import Jemalloc
 import Logging
 import MemoryPressure
+import MemoryPressureTestKit
 
 /// The ratio of a figure to its limit, in percent (a benchmark metric holds whole numbers):
 /// 150 is 1.5x.
@@ -10,54 +10,21 @@ public let ratioToKernel = BenchmarkMetric.custom(
 )
 
 extension MemorySystem.Configuration {
-    /// A system judged on the process's real footprint (statm), against a budget whose target
-    /// (its warning recovery, 70 % with the standard thresholds) is `targetBytes`; sampled every
-    /// 20 ms, with no settle time and no stall input, logging only warnings and errors.
+    /// The test kit's system on the process's real footprint (`test(targetBytes:thresholds:archiveIn:logger:)`:
+    /// sampled every 20 ms, no settle time, no stall input) with the standard thresholds, so that
+    /// the target (70 %) is `targetBytes`; logging only warnings and errors.
     public static func benchmark(targetBytes: Int) throws -> Self {
-        let thresholds = MemoryBudget.Thresholds.standard
-        let budget = try MemoryBudget(
-            totalBytes: Int(Double(targetBytes) / thresholds.ratios.warningRecovery), thresholds: thresholds
-        )
         var logger = Logger(label: "benchmark")
         logger.logLevel = .warning
-        var configuration = MemorySystem.Configuration(budget: budget, logger: logger)
-        configuration.monitor.interval = .milliseconds(20)
-        configuration.monitor.settleTime = .zero
-        configuration.monitor.stallThresholds = nil
-        configuration.monitor.stallTrigger = nil
-        return configuration
+        return try .test(targetBytes: targetBytes, thresholds: .standard, logger: logger)
     }
 }
 
-extension MemorySystem {
-    /// Runs the system until the ladder gets the footprint under target, and returns that run;
-    /// nil when no run did within `limit`.
-    public func firstRunUnderTarget(within limit: Duration = .seconds(30)) async throws -> LadderRun? {
-        let events = events()
-        return try await withThrowingTaskGroup(of: LadderRun?.self) { group in
-            group.addTask {
-                try await self.run()
-                return nil
-            }
-            group.addTask {
-                for await event in events {
-                    if case .ladderRun(let run) = event, run.latency != nil { return run }
-                }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                return nil
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
-        }
-    }
-}
+/// A benchmark run that did not measure what the benchmark is about.
+public struct BenchmarkFailure: Error, CustomStringConvertible {
+    public let description: String
 
-/// The process's resident bytes now (statm), after returning jemalloc's dirty pages so they do
-/// not count.
-public func settledResidentBytes() throws -> Int {
-    try Jemalloc.purgeAllArenas()
-    return try ProcessMemory.current().residentBytes
+    public init(_ description: String) {
+        self.description = description
+    }
 }

@@ -1,6 +1,6 @@
 import Benchmark
 import BenchmarkSupport
-import MemoryPressure
+import MemoryPressureTestKit
 
 /// How long terminating a suspended app of 256 MiB takes until its pages are back: from
 /// `App.terminate(reason:)` until the system's termination record (sent once the app's run loop has
@@ -11,7 +11,6 @@ import MemoryPressure
 /// (`madvise(MADV_DONTNEED)` of touched pages) and the ratio to it.
 let terminationTime = BenchmarkMetric.custom("termination time (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 
-let mebibyte = 1 << 20
 let appBytes = 256 * mebibyte
 
 let benchmarks: @Sendable () -> Void = {
@@ -20,7 +19,7 @@ let benchmarks: @Sendable () -> Void = {
     )
     Benchmark("Terminate-suspended-app-256MiB", configuration: configuration) { benchmark in
         let terminated = try await SuspendedAppTermination.nanosecondsToTerminate(appBytes: appBytes)
-        let kernel = try KernelReclaim.nanosecondsToReclaim(byteCount: appBytes)
+        let kernel = try KernelReclaim.timeToReclaim(bytes: appBytes).wholeNanoseconds
         benchmark.measurement(terminationTime, terminated)
         benchmark.measurement(ratioToKernel, terminated * 100 / kernel)
     }

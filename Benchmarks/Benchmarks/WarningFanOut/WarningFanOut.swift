@@ -1,6 +1,6 @@
 import Benchmark
 import BenchmarkSupport
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
 
 /// An app whose launch builds a view-controller tree of `controllers` (a root with the rest as its
 /// children) and registers `observers` memory-warning observers.

@@ -53,7 +53,7 @@ public actor App {
 
     /// An app that is not running, with `delegate` as its code for every launch, reporting to
     /// `events` and saving its state in `stateArchive` when given.
-    package init(
+    @_spi(Benchmarks) public init(
         identifier: AppIdentifier,
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,

@@ -8,7 +8,7 @@ public struct MemoryWarning: Hashable, Sendable {
     public var time: ContinuousClock.Instant
 
     /// A warning at `level`, raised at `time`.
-    package init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
+    @_spi(Benchmarks) public init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
         self.level = level
         self.sample = sample
         self.time = time
@@ -46,7 +46,7 @@ public struct WarningDelivery: Hashable, Sendable {
 extension MemoryWarning {
     /// Delivers the warning to every running app among `apps` and waits for them to finish with it
     /// (see ``post(to:footprint:)`` and ``PostedWarning/delivery(timeout:)``).
-    func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
+    @_spi(Benchmarks) public func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
         await post(to: apps, footprint: footprint).delivery(timeout: timeout)
     }
 

@@ -2,7 +2,7 @@ import Logging
 
 /// Takes samples from a list of sources, cheap or full. A source that fails is logged once; one
 /// whose file is missing is not read again, and its figures stay unknown (nil).
-struct MemorySampler: Sendable {
+@_spi(Benchmarks) public struct MemorySampler: Sendable {
     private let sources: [any MemorySampleSource]
     /// The heap account whose bytes complete each sample, when a memory system keeps one.
     private let account: FootprintAccount?
@@ -13,17 +13,19 @@ struct MemorySampler: Sendable {
     private var retired: Set<Int> = []
 
     /// A sampler over `sources`.
-    init(
-        sources: [any MemorySampleSource], account: FootprintAccount? = nil,
-        logger: Logger = Logger(label: "MemoryPressure.MemorySampler")
-    ) {
+    @_spi(Benchmarks) public init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
+        self.init(sources: sources, account: nil, logger: logger)
+    }
+
+    /// A sampler over `sources` whose samples `account` completes with the heaps' bytes.
+    init(sources: [any MemorySampleSource], account: FootprintAccount?, logger: Logger) {
         self.sources = sources
         self.account = account
         self.logger = logger
     }
 
     /// Reads every source `depth` covers, timestamped `time`.
-    mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
+    @_spi(Benchmarks) public mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
         var sample = MemorySample(time: time)
         let heaps = account?.snapshot()
         for (index, source) in sources.enumerated() where !retired.contains(index) {

@@ -48,10 +48,10 @@ public struct PressureStall: Hashable, Sendable, Codable {
     }
 
     /// The system-wide memory PSI file.
-    package static let systemPath: FilePath = "/proc/pressure/memory"
+    @_spi(Benchmarks) public static let systemPath: FilePath = "/proc/pressure/memory"
 
     /// Reads the figures from `path`.
-    package static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
+    @_spi(Benchmarks) public static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
         try KernelFile.parseBytes(path, capacity: fileCapacity, parse(_:))
     }
 

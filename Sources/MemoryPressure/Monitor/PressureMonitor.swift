@@ -33,7 +33,7 @@ public final class PressureMonitor: Sendable {
     private let thread = Mutex<SamplingThread?>(nil)
 
     /// A monitor that does nothing until ``start()``.
-    package init(configuration: Configuration) {
+    @_spi(Benchmarks) public init(configuration: Configuration) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
     }
@@ -50,7 +50,7 @@ public final class PressureMonitor: Sendable {
     /// already running.
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
-    package func start() throws(MemoryPressureError) {
+    @_spi(Benchmarks) public func start() throws(MemoryPressureError) {
         for interval in [configuration.interval, configuration.fastInterval] where interval <= .zero {
             throw .monitorIntervalNotPositive(interval)
         }
@@ -67,7 +67,7 @@ public final class PressureMonitor: Sendable {
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
     /// every stream of ``events``. The monitor can be started again.
-    package func stop() {
+    @_spi(Benchmarks) public func stop() {
         let running = thread.withLock { $0.take() }
         running?.stop()
         events.finishStreams()

@@ -14,7 +14,7 @@ import SystemPackage
 /// either the old state or the new one, never a mixture. The file carries a header with the length
 /// and a checksum of the state, so a damaged file is reported as corrupt instead of being handed
 /// back.
-package final class StateArchive: Sendable {
+@_spi(Benchmarks) public final class StateArchive: Sendable {
     /// The directory holding one directory per app.
     package let directory: FilePath
 

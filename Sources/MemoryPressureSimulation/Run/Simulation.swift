@@ -1,5 +1,5 @@
 import Jemalloc
-import MemoryPressure
+@_spi(Benchmarks) import MemoryPressure
 import Synchronization
 
 /// Runs a scenario on a real ``MemorySystem`` in this process: registers the scenario's apps,

@@ -1,17 +1,16 @@
 import Logging
-import Synchronization
 
 /// A log handler that keeps the messages, to count them.
 public struct RecordingLogHandler: LogHandler {
     /// The messages logged, in order.
     public final class Messages: Sendable {
-        private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
-        public var all: [String] { lines.withLock { $0.map(\.message) } }
-        func append(_ line: String, at level: Logger.Level) { lines.withLock { $0.append((level, line)) } }
+        private let lines = SharedLog<(level: Logger.Level, message: String)>()
+        public var all: [String] { lines.all.map(\.message) }
+        func append(_ line: String, at level: Logger.Level) { lines.append((level, line)) }
 
         /// The messages logged at `level` or above.
         public func messages(atLeast level: Logger.Level) -> [String] {
-            lines.withLock { $0.filter { $0.level >= level }.map(\.message) }
+            lines.all.filter { $0.level >= level }.map(\.message)
         }
     }
 

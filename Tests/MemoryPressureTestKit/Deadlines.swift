@@ -1,0 +1,65 @@
+import MemoryPressure
+
+// Waiting for something that should happen, with a generous deadline that only stops a broken test
+// or benchmark from hanging: nothing here asserts timing.
+
+/// What `operation` returns, or nil when `limit` passes first; whichever loses is cancelled.
+public func withDeadline<Value: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async -> Value?) async -> Value? {
+    await withTaskGroup(of: Value?.self) { group in
+        group.addTask { await operation() }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        return await group.next() ?? nil
+    }
+}
+
+/// Whether `condition` holds, looking every 10 ms for at most `limit`.
+public func eventually(within limit: Duration = .seconds(30), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
+}
+
+extension AsyncStream where Element: Sendable {
+    /// The first element that satisfies `predicate`, or nil when none comes within `limit` or the
+    /// stream ends first.
+    public func first(within limit: Duration = .seconds(30), where predicate: @escaping @Sendable (Element) -> Bool) async -> Element? {
+        await withDeadline(limit) {
+            for await element in self where predicate(element) { return element }
+            return nil
+        }
+    }
+
+    /// Whether the stream ends within `limit`.
+    public func ends(within limit: Duration = .seconds(30)) async -> Bool {
+        await withDeadline(limit) {
+            for await _ in self {}
+            return Task.isCancelled ? nil : true
+        } ?? false
+    }
+}
+
+extension MemorySystem {
+    /// Runs the system while `body` runs, then cancels it.
+    public func running<Result: Sendable>(_ body: () async throws -> Result) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.run() }
+            defer { group.cancelAll() }
+            return try await body()
+        }
+    }
+}
+
+extension MemorySystemEvent {
+    /// The ladder run, when this event is one that got the footprint under target.
+    public var runUnderTarget: LadderRun? {
+        if case .ladderRun(let run) = self, run.latency != nil { return run }
+        return nil
+    }
+}

@@ -1,0 +1,55 @@
+import Logging
+import MemoryPressure
+
+/// A logger that drops everything.
+public let silentLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+extension AppIdentifier {
+    /// `name` as an identifier; for names known to be valid.
+    public static func test(_ name: String) -> AppIdentifier {
+        do { return try AppIdentifier(name) } catch { preconditionFailure("\(error)") }
+    }
+}
+
+extension AppConfiguration {
+    /// Short limits, so that an app's faults surface quickly: 100 ms to enter the background, to
+    /// terminate and for a background task; never the 5 s / 30 s defaults.
+    public static let quick = try! AppConfiguration(
+        backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
+        backgroundTaskTimeLimit: .milliseconds(100)
+    )
+}
+
+extension MemoryBudget.Thresholds {
+    /// Thresholds that put critical close above the target, so that a test can ask for an exact
+    /// number of terminations: warning at 80 %, critical at 85 %, target (warning recovery) at 75 %.
+    public static let tight = try! MemoryBudget.Thresholds(
+        warning: 0.80, critical: 0.85, warningRecovery: 0.75, criticalRecovery: 0.78
+    )
+}
+
+extension MemorySystem.Configuration {
+    /// A system judged on the process's real footprint against a budget whose target (its
+    /// warning recovery) is `targetBytes`, sampled every 20 ms, with no settle time and no stall
+    /// input, logging to `logger` when given; apps save their state in `archive` when given.
+    public static func test(
+        targetBytes: Int,
+        thresholds: MemoryBudget.Thresholds = .tight,
+        archiveIn archive: TemporaryDirectory? = nil,
+        logger: Logger? = nil
+    ) throws -> Self {
+        let budget = try MemoryBudget(
+            totalBytes: Int(Double(targetBytes) / thresholds.ratios.warningRecovery), thresholds: thresholds
+        )
+        var configuration = MemorySystem.Configuration(budget: budget, stateArchiveDirectory: archive?.path)
+        if let logger {
+            configuration.logger = logger
+            configuration.monitor.logger = logger
+        }
+        configuration.monitor.interval = .milliseconds(20)
+        configuration.monitor.settleTime = .zero
+        configuration.monitor.stallThresholds = nil
+        configuration.monitor.stallTrigger = nil
+        return configuration
+    }
+}
