@@ -58,6 +58,8 @@ struct HeapAdmissionTests {
         #expect(buffer.byteCount == 192 * mebibyte)
         #expect(system.footprint(of: active.identifier).heapBytes == 192 * mebibyte)
         #expect(victim.state == .notRunning)
+        // The room came as the victim's run loop let go of its heap; its record follows at once.
+        #expect(await eventually { !system.terminations.isEmpty })
         #expect(system.terminations.map(\.app) == [victim.identifier])
         #expect(system.terminations.first?.reason == .systemPressure)
         #expect(system.refusedAllocations.isEmpty)

@@ -30,10 +30,9 @@ final class FootprintAccount: Sendable {
     /// Whether the budget is held: while the system runs, when samples keep the account current
     /// and the ladder can make room. Hard limits hold at all times.
     private let holdsBudget = Atomic<Bool>(false)
-    /// The earliest threshold crossing the ladder has not claimed, in nanoseconds after `epoch`;
-    /// `Int.max` for none.
-    private let crossing = Atomic<Int>(.max)
-    private static let epoch = ContinuousClock.now
+    /// The earliest threshold crossing on the allocation path that the ladder has not claimed, and
+    /// the threshold it crossed. Rare (crossings only), so a lock costs nothing.
+    private let crossing = Mutex<(time: ContinuousClock.Instant, thresholdBytes: Int)?>(nil)
 
     private struct Refusals {
         var counts: [AppIdentifier: Int] = [:]
@@ -91,13 +90,15 @@ final class FootprintAccount: Sendable {
         let before = after - bytes
         guard holdsBudget.load(ordering: .relaxed) else { return }
         if after > budget.totalBytes {
-            noteCrossing()
+            noteCrossing(of: criticalBytes)
             guard waitForRoom() else {
                 admitted.subtract(bytes, ordering: .relaxed)
                 throw refuse(bytes, app: app, .budget)
             }
-        } else if before < warningBytes && after >= warningBytes || before < criticalBytes && after >= criticalBytes {
-            noteCrossing()
+        } else if before < criticalBytes && after >= criticalBytes {
+            noteCrossing(of: criticalBytes)
+        } else if before < warningBytes && after >= warningBytes {
+            noteCrossing(of: warningBytes)
         }
     }
 
@@ -128,15 +129,11 @@ final class FootprintAccount: Sendable {
         return true
     }
 
-    /// Records that the footprint crossed a threshold now, unless an earlier crossing is unclaimed,
-    /// and wakes the monitor.
-    private func noteCrossing() {
-        let now = Int((ContinuousClock.now - Self.epoch) / .nanoseconds(1))
-        var current = crossing.load(ordering: .relaxed)
-        while now < current {
-            let (exchanged, original) = crossing.compareExchange(expected: current, desired: now, ordering: .relaxed)
-            if exchanged { break }
-            current = original
+    /// Records that the footprint crossed `thresholdBytes` now, unless an earlier crossing is
+    /// unclaimed, and wakes the monitor.
+    private func noteCrossing(of thresholdBytes: Int) {
+        crossing.withLock { crossing in
+            if crossing == nil { crossing = (.now, thresholdBytes) }
         }
         wake.withLock { $0 }?()
     }
@@ -180,7 +177,12 @@ final class FootprintAccount: Sendable {
         sample.heapBytesUnderWay = snapshot.admitted - snapshot.resident
         guard let measured = sample.residentBytes ?? sample.jemalloc?.resident else { return }
         outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
-        if measured + sample.heapBytesUnderWay < warningBytes {
+        let footprint = measured + sample.heapBytesUnderWay
+        // A crossing the sample does not bear out (the bytes were freed before it) began nothing.
+        crossing.withLock { crossing in
+            if let crossed = crossing, footprint < crossed.thresholdBytes { crossing = nil }
+        }
+        if footprint < warningBytes {
             refusals.withLock { $0.logged = false }
         }
     }
@@ -190,9 +192,7 @@ final class FootprintAccount: Sendable {
     /// The earliest threshold crossing seen on the allocation path since the last claim, and
     /// forgets it.
     func claimCrossing() -> ContinuousClock.Instant? {
-        let nanoseconds = crossing.exchange(.max, ordering: .relaxed)
-        guard nanoseconds != .max else { return nil }
-        return Self.epoch + .nanoseconds(nanoseconds)
+        crossing.withLock { $0.take()?.time }
     }
 
     /// Refused allocations so far, by app.

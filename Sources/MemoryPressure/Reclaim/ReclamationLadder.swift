@@ -36,7 +36,12 @@ struct ReclamationLadder {
     private var lastRunEnd: ContinuousClock.Instant?
     /// When the sample that crossed the warning threshold was taken, until the footprint is back
     /// under target.
-    private var crossingTime: ContinuousClock.Instant?
+    private var crossingTime: ContinuousClock.Instant? {
+        didSet { if crossingTime == nil { announced = false } }
+    }
+    /// Whether the episode under way was announced (a rise or a repeat), which decides how loudly
+    /// the run that closes it is logged.
+    private var announced = false
 
     init(
         apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, account: FootprintAccount, terminator: Terminator,
@@ -71,7 +76,8 @@ struct ReclamationLadder {
             if change.kind == .fall {
                 await climbIfAboveTarget(to: change.level, from: change.sample)
             } else {
-                if crossingTime == nil { crossingTime = min(change.sample.time, account.claimCrossing() ?? change.sample.time) }
+                beginEpisode(at: change.sample)
+                announced = true
                 await climb(to: change.level, from: change.sample, warn: true)
             }
         case .sample(let sample, let level):
@@ -88,7 +94,15 @@ struct ReclamationLadder {
             crossingTime = nil
             return
         }
+        beginEpisode(at: sample)
         await climb(to: level, from: sample, warn: false)
+    }
+
+    /// Starts an episode, unless one is under way: its purge latency runs from the earliest of the
+    /// allocation that crossed a threshold and `sample`, the first over the threshold or the target.
+    private mutating func beginEpisode(at sample: MemorySample) {
+        guard crossingTime == nil else { return }
+        crossingTime = min(sample.time, account.claimCrossing() ?? sample.time)
     }
 
     /// One run of the ladder up to `level`. `warn` marks a run for an announcement (a rise or a
@@ -96,7 +110,7 @@ struct ReclamationLadder {
     /// `debug`, except the one that brings an announced episode back under target, so sustained
     /// pressure costs a few lines per announcement, not one per sample.
     private mutating func climb(to level: PressureLevel, from sample: MemorySample, warn: Bool) async {
-        let announced = crossingTime != nil
+        let announced = self.announced
         var run = LadderRun(
             level: level, crossingTime: crossingTime ?? sample.time, startTime: .now, endTime: .now,
             footprintBeforeBytes: sample.footprintBytes, footprintAfterBytes: nil, targetBytes: target,
