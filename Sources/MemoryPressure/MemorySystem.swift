@@ -294,11 +294,11 @@ extension MemorySystem {
     /// an app launched after the call began is not terminated.
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
-        let apps = hosted.apps.filter { $0.state != .notRunning }
+        let apps = hosted.apps.filter { $0.systemState != .notRunning }
         guard !apps.isEmpty else { return [] }
         logger.info("shutting down: terminating every app", metadata: [
-            "running": "\(apps.filter(\.state.isRunning).count)",
-            "suspended": "\(apps.filter { $0.state == .suspended }.count)",
+            "running": "\(apps.filter(\.systemState.isRunning).count)",
+            "suspended": "\(apps.filter { $0.systemState == .suspended }.count)",
         ])
         return await withTaskGroup(of: TerminationRecord?.self) { group in
             for app in apps {

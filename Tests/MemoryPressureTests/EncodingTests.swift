@@ -94,7 +94,7 @@ struct EncodingTests {
         }
         #expect(try JSONValue.encoding(AppState.allCases) == .array(AppState.allCases.map { .string($0.description) }))
         #expect(try JSONValue.encoding(TerminationReason.allCases) == [
-            "systemPressure", "perAppLimit", "deadline", "backgroundTaskExpired", "explicit",
+            "systemPressure", "perAppLimit", "deadline", "launchDeadline", "backgroundTaskExpired", "explicit",
         ])
         #expect(try JSONDecoder().decode([ReclamationStep].self, from: Data(#"["purge"]"#.utf8)) == [.purge])
     }

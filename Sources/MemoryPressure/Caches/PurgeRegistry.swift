@@ -102,10 +102,13 @@ package final class PurgeRegistry: Sendable {
     /// when payloads outside the heaps were released. A caller that purges every arena itself
     /// afterwards passes false.
     ///
-    /// Caches apply their category's action. Stores are released on entering the background, and
-    /// on a warning or at critical pressure when their view is not visible.
+    /// Caches apply their category's action; those of the apps in `suspended` are purged without
+    /// running any of the app's code (no eviction handler, discardable content kept). Stores are
+    /// released on entering the background, and on a warning or at critical pressure when their
+    /// view is not visible.
     func purge(
-        _ event: PurgeEvent, apps targets: some Sequence<AppIdentifier>, returningFreedPages: Bool = true
+        _ event: PurgeEvent, apps targets: some Sequence<AppIdentifier>, returningFreedPages: Bool = true,
+        quietlyFor suspended: Set<AppIdentifier> = []
     ) -> PurgeReport {
         var report = PurgeReport(event: event)
         var releasedOutsideHeaps = false
@@ -116,7 +119,11 @@ package final class PurgeRegistry: Sendable {
             }
             let heapBytesBefore = heap?.allocatedBytes
             for cache in caches {
-                let result = cache.purge(for: event)
+                let result = if suspended.contains(app), let quiet = cache as? any QuietlyPurgeable {
+                    quiet.purgeQuietly(for: event)
+                } else {
+                    cache.purge(for: event)
+                }
                 guard result.removedCount > 0 else { continue }
                 releasedOutsideHeaps = releasedOutsideHeaps || cache.payloadLocation == .elsewhere
                 report.entries.append(PurgeReport.Entry(

@@ -76,3 +76,9 @@ public enum PayloadLocation: Hashable, Sendable {
     /// Anywhere else (the process's shared arenas): counted by the entries' declared cost.
     case elsewhere
 }
+
+/// A cache that can be purged without running its owner's code, as a suspended app's must be.
+protocol QuietlyPurgeable {
+    /// Purges for `event` without calling back into the owner.
+    func purgeQuietly(for event: PurgeEvent) -> CachePurgeResult
+}

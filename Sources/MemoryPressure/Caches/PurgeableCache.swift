@@ -14,7 +14,7 @@ import Synchronization
 /// drops on its own: limit evictions, trims and purges; not for ``removeValue(forKey:)``,
 /// ``removeAll()`` or a replaced value. Values are released outside the lock too, so their
 /// deinitializers may use the cache.
-public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Purgeable {
+public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Purgeable, QuietlyPurgeable {
     /// Called for each entry the cache drops on its own.
     public typealias EvictionHandler = @Sendable (_ key: Key, _ value: Value) -> Void
 
@@ -168,6 +168,13 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         trim(keeping: category.action(for: event).retainedFraction)
     }
 
+    /// Applies the category's action for `event` without running any of the owner's code: no
+    /// eviction handler is called, and discardable content is kept. For a suspended owner, which
+    /// runs no code.
+    func purgeQuietly(for event: PurgeEvent) -> CachePurgeResult {
+        trim(keeping: category.action(for: event).retainedFraction, quietly: true)
+    }
+
     /// The sum of the entries' declared costs.
     public var totalCost: Int { entries.withLock { $0.totalCost } }
 
@@ -182,14 +189,15 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         count > countLimit ?? Self.maximumCount || totalCost > costLimit ?? .max
     }
 
-    private func trim(keeping fraction: Double) -> CachePurgeResult {
+    private func trim(keeping fraction: Double, quietly: Bool = false) -> CachePurgeResult {
         guard fraction < 1 else { return CachePurgeResult() }
-        return trim { count, totalCost in (Int(Double(count) * fraction), Int(Double(totalCost) * fraction)) }
+        return trim(quietly: quietly) { count, totalCost in (Int(Double(count) * fraction), Int(Double(totalCost) * fraction)) }
     }
 
     /// Removes purgeable entries, least recently used first, until the count and total cost are at
     /// most the targets computed from the current ones.
     private func trim(
+        quietly: Bool = false,
         to targets: (_ count: Int, _ totalCost: Int) -> (count: Int, totalCost: Int)
     ) -> CachePurgeResult {
         let evicted = entries.withLock { entries in
@@ -197,12 +205,19 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
             var evicted = Evicted()
             entries.trim(
                 while: { count, totalCost in count > kept.count || totalCost > kept.totalCost },
-                removingIf: Self.isPurgeable
+                removingIf: quietly ? Self.isPurgeableWithoutAsking : Self.isPurgeable
             ) { evicted.append($0) }
             return evicted
         }
-        evicted.report(to: evictionHandler)
-        return evicted.result
+        let result = evicted.result
+        if !quietly { evicted.report(to: evictionHandler) }
+        return result
+    }
+
+    /// Whether a purge that may run none of the app's code (its owner is suspended) may remove
+    /// `value`: discardable content is kept, since only its own code can tell whether it is in use.
+    private static func isPurgeableWithoutAsking(_ value: Value) -> Bool {
+        !(value is any DiscardableContent)
     }
 
     /// Whether a purge may remove `value`: always, unless it is discardable content that stays

@@ -8,57 +8,57 @@ public struct BackgroundTaskIdentifier: Hashable, Sendable, CustomStringConverti
 
 extension App {
     /// Opens a background task: while any is open, a background app stays in the background instead
-    /// of suspending. After `configuration.backgroundTaskTimeLimit` the task's `expirationHandler`
-    /// runs on the app's run loop; if the task is still open after it, the app is terminated (reason
-    /// `backgroundTaskExpired`). Only a running app (inactive, active, background) can open one.
+    /// of suspending. Only a running app (inactive, active, background) that is not terminating can
+    /// open one: inside `willTerminate` the app cannot ask for more time.
     ///
-    /// Each task has its own time limit, counted from the call; terminating the app cancels every
-    /// open task without calling its handler.
+    /// Background time is one budget per stay in the background (``backgroundTimeRemaining``),
+    /// counted from entering the background and shared by every task: opening another task does not
+    /// extend it, and a task opened in the foreground costs nothing until the app leaves it. Shortly
+    /// before the time runs out, each open task's `expirationHandler` runs on the app's run loop; a
+    /// task still open when it has run out terminates the app (reason `backgroundTaskExpired`),
+    /// even if the run loop or a handler is blocked. Terminating the app ends every open task
+    /// without calling its handler.
     ///
-    /// - Parameter expirationHandler: Runs on the app's run loop, isolated to the app, when the time
-    ///   limit passes with the task still open; it should end the task
+    /// - Parameter expirationHandler: Runs on the app's run loop, isolated to the app, shortly
+    ///   before the background time runs out with the task still open; it should end the task
     ///   (``endBackgroundTask(_:)``).
     /// - Returns: The task's identifier, to end it with.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
-    ///   the app is suspended or not running.
+    ///   the app is suspended, not running, or terminating.
     public nonisolated func beginBackgroundTask(
         expirationHandler: @escaping @Sendable (isolated App) -> Void
     ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
-        let limit = configuration.backgroundTaskTimeLimit
-        return try record.withLock { record throws(MemoryPressureError) in
+        try record.withLock { record throws(MemoryPressureError) in
             guard record.state.isRunning else {
                 throw .invalidTransition(
                     app: identifier, transition: .beginBackgroundTask, from: record.state,
                     accepted: [.inactive, .active, .background]
                 )
             }
+            guard !record.isTerminating else {
+                throw .appTerminating(app: identifier, transition: .beginBackgroundTask)
+            }
             let task = BackgroundTaskIdentifier(rawValue: record.nextBackgroundTask)
             record.nextBackgroundTask += 1
-            let generation = record.generation
-            let timer = Task.detached { [self] in
-                guard (try? await Task.sleep(for: limit)) != nil else { return }
-                perform { app in app.expire(task, generation: generation) }
-            }
-            record.backgroundTasks[task] = LifecycleRecord.BackgroundTask(
-                expirationHandler: expirationHandler, timer: timer
-            )
+            record.backgroundTasks[task] = LifecycleRecord.BackgroundTask(expirationHandler: expirationHandler)
+            armBackgroundExpiry(&record)
             return task
         }
     }
 
-    /// Ends a background task; a background app whose last task this was suspends (once
-    /// `didEnterBackground` has returned, when it is still running).
+    /// Ends a background task; a background app whose last task this was suspends, unless it is
+    /// terminating (nothing moves an app out of its termination).
     ///
-    /// - Parameter task: The task, as ``beginBackgroundTask(expirationHandler:)`` returned it.
-    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask`` when
-    ///   `task` is not open: never begun, already ended, or cancelled by a termination.
+    /// - Parameter task: The identifier ``beginBackgroundTask(expirationHandler:)`` returned.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask``
+    ///   when the task is not open (already ended, or ended by a termination).
     public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
         try record.withLock { record throws(MemoryPressureError) in
-            guard let ended = record.backgroundTasks.removeValue(forKey: task) else {
+            guard record.backgroundTasks.removeValue(forKey: task) != nil else {
                 throw .unknownBackgroundTask(app: identifier, task)
             }
-            ended.timer.cancel()
-            if record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground {
+            if record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
+               !record.isTerminating {
                 move(&record, to: .suspended)
                 notificationRegistry.suspend()
             }
@@ -70,15 +70,15 @@ extension App {
         record.withLock { $0.backgroundTasks.count }
     }
 
-    /// Runs the task's expiration handler, then terminates the app if the task is still open.
-    private func expire(_ task: BackgroundTaskIdentifier, generation: Int) {
-        guard let open = record.withLock({ $0.generation == generation ? $0.backgroundTasks[task] : nil }) else {
-            return
+    /// Runs the expiration handlers of the tasks still open, oldest first, while the app is still in
+    /// the same launch and in the background.
+    func runExpirationHandlers(generation: Int) {
+        let open = record.withLock { record in
+            record.generation == generation && record.state == .background
+                ? record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue } : []
         }
-        open.expirationHandler(self)
-        let stillOpen = record.withLock { $0.backgroundTasks[task] != nil }
-        if stillOpen {
-            terminateNow(reason: .backgroundTaskExpired, generation: generation)
+        for (task, open) in open where record.withLock({ $0.backgroundTasks[task] != nil }) {
+            open.expirationHandler(self)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Jemalloc
 import Synchronization
 
 /// An app the system hosts: a unit of a service (a tenant, a session, a plugin) with UIKit's
@@ -48,6 +49,9 @@ public actor App {
     /// fresh delegate for each launch.
     var delegate: (any AppDelegate)?
 
+    /// When the current launch's callbacks began: the launch deadline counts from here.
+    private var launchStart: ContinuousClock.Instant?
+
     /// The root of the app's view-controller tree; released when the app is terminated.
     public var rootViewController: ViewController?
 
@@ -94,9 +98,32 @@ public actor App {
         runLoop.asUnownedSerialExecutor()
     }
 
-    /// The state the system has moved the app to. Its callbacks for the move may still be queued.
+    /// The app's state, as UIKit's `applicationState` reads it.
+    ///
+    /// Inside a delegate callback it reads what UIKit reports there: a launch into the foreground
+    /// reads `inactive` in `willFinishLaunching` and `didFinishLaunching` and `active` in
+    /// `didBecomeActive`; a launch into the background reads `background` throughout; going Home
+    /// reads `active` in `willResignActive` and `background` in `didEnterBackground`; coming back
+    /// reads `background` in `willEnterForeground` and `active` in `didBecomeActive`. Between
+    /// callbacks it reads the state the system has moved the app to, which is also what the system
+    /// decides by: a transition moves it at once, before its callbacks run.
     public nonisolated var state: AppState {
+        record.withLock { $0.callbackState ?? $0.state }
+    }
+
+    /// The state the system has moved the app to, whatever callback runs: what the ladder, the
+    /// warnings and the limits decide by.
+    nonisolated var systemState: AppState {
         record.withLock { $0.state }
+    }
+
+    /// The background time left in this stay in the background, shared by every background task
+    /// (``AppConfiguration/backgroundTaskTimeLimit``, counted from entering the background); nil
+    /// while the app is in the foreground or not running, where no limit applies.
+    public nonisolated var backgroundTimeRemaining: Duration? {
+        record.withLock { record in
+            record.backgroundSince.map { max(.zero, configuration.backgroundTaskTimeLimit - (.now - $0)) }
+        }
     }
 
     /// Why the app was last terminated, or nil when it is running or was never terminated.
@@ -141,6 +168,8 @@ public actor App {
     public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(MemoryPressureError) -> AppState {
         let options = restoringState(into: options)
         return try await transition(.launch, accepted: [.notRunning]) { record in
+            var options = options
+            options.previousTermination = record.terminationReason
             record.launchOptions = options
             record.terminationReason = nil
             notificationRegistry.open()
@@ -262,7 +291,15 @@ public actor App {
     ///   the app is not running or suspended, or is already being terminated.
     @discardableResult
     public nonisolated func terminate(reason: TerminationReason) async throws(MemoryPressureError) -> AppState {
-        let state = try await transition(.terminate, accepted: [.inactive, .active, .background, .suspended]) { record in
+        try await terminate(reason: reason, from: [.inactive, .active, .background, .suspended])
+    }
+
+    /// Terminates the app for `reason` only if it is in one of `states` now, checked and carried out
+    /// under the app's lock: the system terminates an app for pressure only in the state it chose
+    /// it in, however the calls interleave.
+    @discardableResult
+    nonisolated func terminate(reason: TerminationReason, from states: [AppState]) async throws(MemoryPressureError) -> AppState {
+        let state = try await transition(.terminate, accepted: states) { record in
             guard record.state != .suspended else {
                 end(&record, reason: reason)
                 return []
@@ -312,10 +349,47 @@ public actor App {
         return [.callback(.didEnterBackground), .suspendIfIdle]
     }
 
-    /// Moves the state, reporting the change. Called under the record's lock.
+    /// Moves the state, reporting the change, and starts or ends the background time of a stay in
+    /// the background. Called under the record's lock.
     nonisolated func move(_ record: inout LifecycleRecord, to next: AppState) {
         events?.emit(.stateChanged(app: identifier, from: record.state, to: next))
         record.state = next
+        switch next {
+        case .background:
+            if record.backgroundSince == nil { record.backgroundSince = .now }
+            armBackgroundExpiry(&record)
+        case .suspended:
+            break
+        case .notRunning, .inactive, .active:
+            record.backgroundSince = nil
+            record.backgroundExpiry?.cancel()
+            record.backgroundExpiry = nil
+        }
+    }
+
+    /// Arms the end of this stay's background time when the app is in the background with a task
+    /// open and none is armed: shortly before the time runs out the open tasks' expiration handlers
+    /// run on the run loop; when it has run out, a task still open terminates the app (reason
+    /// `backgroundTaskExpired`), from outside the run loop, so a blocked run loop or handler cannot
+    /// keep it alive. Called under the record's lock.
+    nonisolated func armBackgroundExpiry(_ record: inout LifecycleRecord) {
+        guard record.state == .background, !record.backgroundTasks.isEmpty, record.backgroundExpiry == nil,
+              let since = record.backgroundSince else { return }
+        let limit = configuration.backgroundTaskTimeLimit
+        let warning = min(.seconds(1), limit / 4)
+        let generation = record.generation
+        record.backgroundExpiry = Task.detached { [self] in
+            let clock = ContinuousClock()
+            guard (try? await clock.sleep(until: since + limit - warning)) != nil else { return }
+            perform { app in app.runExpirationHandlers(generation: generation) }
+            guard (try? await clock.sleep(until: since + limit)) != nil else { return }
+            self.record.withLock { record in
+                guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
+                    return
+                }
+                end(&record, reason: .backgroundTaskExpired)
+            }
+        }
     }
 
     private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
@@ -340,7 +414,7 @@ public actor App {
             case .callback(let callback):
                 call(callback, generation: generation, completion: completion)
             case .deliver(let notification):
-                _ = notificationRegistry.deliver(notification, in: self)
+                notificationRegistry.deliverUnlessSuspended(notification, in: self)
             case .suspendIfIdle:
                 suspendIfIdle(generation: generation)
             case .terminate(let reason):
@@ -356,14 +430,23 @@ public actor App {
     /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
     private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<Void>) {
         var timer: Task<Void, Never>?
-        if let deadline = callback.deadline(in: configuration) {
+        if let (limit, reason) = callback.deadline(in: configuration) {
+            if callback == .willFinishLaunching { launchStart = .now }
+            let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
             timer = Task.detached { [self] in
-                guard (try? await Task.sleep(for: deadline)) != nil else { return }
-                terminateNow(reason: .deadline, generation: generation)
+                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+                terminateNow(reason: reason, generation: generation)
                 completion.resolve(())
             }
         }
-        defer { timer?.cancel() }
+        record.withLock { record in
+            guard record.generation == generation else { return }
+            record.callbackState = callback.reportedState(launchingInBackground: record.launchOptions.reason.launchesInBackground)
+        }
+        defer {
+            timer?.cancel()
+            record.withLock { $0.callbackState = nil }
+        }
         events?.emit(.callback(app: identifier, callback))
         switch callback {
         case .willFinishLaunching: delegate?.willFinishLaunching(self, options: launchOptions)
@@ -401,6 +484,9 @@ public actor App {
     private func releaseAfterTermination() {
         rootViewController = nil
         if makeDelegate != nil { delegate = nil }
+        // What the app's objects freed sits in this thread's cache until flushed: give it back, so
+        // the memory the termination freed is really free when the system measures.
+        try? Jemalloc.flushThreadCache()
         events?.emit(.released(app: identifier))
     }
 
@@ -424,9 +510,7 @@ public actor App {
         record.isTerminating = false
         record.isEnteringBackground = false
         record.terminationReason = reason
-        for task in record.backgroundTasks.values {
-            task.timer.cancel()
-        }
+        record.callbackState = nil
         record.backgroundTasks = [:]
         notificationRegistry.close()
         events?.emit(.terminated(app: identifier, reason: reason, state: state))

@@ -3,36 +3,47 @@ public struct AppConfiguration: Hashable, Sendable {
     /// The range every limit must fall in.
     public static let acceptedRange: ClosedRange<Duration> = .milliseconds(1) ... .seconds(3600)
 
-    /// iOS's limits: 5 s for `didEnterBackground` and `willTerminate`, 30 s for background tasks.
+    /// iOS's limits: 5 s to launch, 5 s for `didEnterBackground` and `willTerminate`, 30 s of
+    /// background time.
     public static let `default` = AppConfiguration(
-        validBackgroundDeadline: .seconds(5),
+        validLaunchDeadline: .seconds(5),
+        backgroundDeadline: .seconds(5),
         terminationDeadline: .seconds(5),
         backgroundTaskTimeLimit: .seconds(30)
     )
+
+    /// How long `willFinishLaunching` and `didFinishLaunching` may take together before the app is
+    /// terminated (reason `launchDeadline`), as the iOS watchdog does.
+    public let launchDeadline: Duration
 
     /// How long `didEnterBackground` may take before the app is terminated (reason `deadline`).
     public let backgroundDeadline: Duration
     /// How long `willTerminate` may take before the app is terminated (reason `deadline`).
     public let terminationDeadline: Duration
-    /// How long a background task may stay open before its expiration handler runs; a task still
-    /// open after the handler terminates the app (reason `backgroundTaskExpired`).
+    /// The app's background time: one budget per stay in the background, counted from entering
+    /// it and shared by every background task. Shortly before it runs out the open tasks'
+    /// expiration handlers run; a task still open when it has run out terminates the app (reason
+    /// `backgroundTaskExpired`).
     public let backgroundTaskTimeLimit: Duration
 
     /// Validates each limit against ``acceptedRange`` (1 ms to 1 h).
     ///
     /// - Parameters:
+    ///   - launchDeadline: How long the launch callbacks may take together; 5 s by default.
     ///   - backgroundDeadline: How long `didEnterBackground` may take; 5 s by default.
     ///   - terminationDeadline: How long `willTerminate` may take; 5 s by default.
-    ///   - backgroundTaskTimeLimit: How long a background task may stay open before its expiration
-    ///     handler runs; 30 s by default.
+    ///   - backgroundTaskTimeLimit: The background time of each stay in the background; 30 s by
+    ///     default.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
     ///   a limit is outside ``acceptedRange``.
     public init(
+        launchDeadline: Duration = .seconds(5),
         backgroundDeadline: Duration = .seconds(5),
         terminationDeadline: Duration = .seconds(5),
         backgroundTaskTimeLimit: Duration = .seconds(30)
     ) throws(MemoryPressureError) {
         for (setting, value) in [
+            ("launchDeadline", launchDeadline),
             ("backgroundDeadline", backgroundDeadline),
             ("terminationDeadline", terminationDeadline),
             ("backgroundTaskTimeLimit", backgroundTaskTimeLimit),
@@ -40,14 +51,18 @@ public struct AppConfiguration: Hashable, Sendable {
             throw .appTimeLimitOutOfRange(setting: setting, value: value)
         }
         self.init(
-            validBackgroundDeadline: backgroundDeadline,
+            validLaunchDeadline: launchDeadline,
+            backgroundDeadline: backgroundDeadline,
             terminationDeadline: terminationDeadline,
             backgroundTaskTimeLimit: backgroundTaskTimeLimit
         )
     }
 
-    private init(validBackgroundDeadline: Duration, terminationDeadline: Duration, backgroundTaskTimeLimit: Duration) {
-        self.backgroundDeadline = validBackgroundDeadline
+    private init(
+        validLaunchDeadline: Duration, backgroundDeadline: Duration, terminationDeadline: Duration, backgroundTaskTimeLimit: Duration
+    ) {
+        self.launchDeadline = validLaunchDeadline
+        self.backgroundDeadline = backgroundDeadline
         self.terminationDeadline = terminationDeadline
         self.backgroundTaskTimeLimit = backgroundTaskTimeLimit
     }

@@ -38,7 +38,11 @@ public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable
     case perAppLimit
     /// A callback with a deadline (`didEnterBackground`, `willTerminate`) overran it.
     case deadline
-    /// A background task was still open after its expiration handler ran.
+    /// Launching (`willFinishLaunching` and `didFinishLaunching` together) overran the launch
+    /// deadline, as the iOS watchdog ends an app that takes too long to launch.
+    case launchDeadline
+    /// A background task was still open when the app's background time ran out, after its
+    /// expiration handler ran (or could not run, its run loop being blocked).
     case backgroundTaskExpired
     /// The system (or the user) asked for it.
     case explicit
@@ -49,6 +53,7 @@ public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable
         case .systemPressure: "system pressure"
         case .perAppLimit: "per-app limit"
         case .deadline: "deadline"
+        case .launchDeadline: "launch deadline"
         case .backgroundTaskExpired: "background task expired"
         case .explicit: "explicit"
         }

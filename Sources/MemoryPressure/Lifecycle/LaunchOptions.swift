@@ -27,6 +27,11 @@ public struct LaunchOptions: Hashable, Sendable {
     public var restoredState: [UInt8]?
     /// Why the archived state could not be restored, when it could not: the app launches fresh.
     public var restorationFailure: MemoryPressureError?
+    /// Why the app's previous instance in this process ended, as Android's `ApplicationExitInfo`
+    /// and Chromium's `wasDiscarded` tell: system pressure, its own memory limit, a deadline, an
+    /// expired background task, or `explicit` when the service itself terminated it. Nil on the
+    /// app's first launch.
+    public var previousTermination: TerminationReason?
 
     /// Options for a launch for `reason`, handing back `restoredState` when there is one.
     ///

@@ -47,12 +47,24 @@ public enum LifecycleCallback: Hashable, Sendable, CaseIterable, CustomStringCon
     /// receives, before its delegate, view controllers and observers are called.
     case didReceiveMemoryWarning
 
-    /// The time the callback may take before the app is terminated (reason `deadline`), or nil when
-    /// it has no deadline.
-    func deadline(in configuration: AppConfiguration) -> Duration? {
+    /// What `applicationState` reads while the callback runs, as UIKit reports it; nil where it reads
+    /// the state the system has moved the app to (`willTerminate`, memory warnings).
+    func reportedState(launchingInBackground: Bool) -> AppState? {
         switch self {
-        case .didEnterBackground: configuration.backgroundDeadline
-        case .willTerminate: configuration.terminationDeadline
+        case .willFinishLaunching, .didFinishLaunching: launchingInBackground ? .background : .inactive
+        case .didBecomeActive, .willResignActive: .active
+        case .didEnterBackground, .willEnterForeground: .background
+        case .willTerminate, .didReceiveMemoryWarning: nil
+        }
+    }
+
+    /// The time the callback may take before the app is terminated, and the reason then; nil when
+    /// it has no deadline. The launch callbacks share the launch deadline, counted from the launch.
+    func deadline(in configuration: AppConfiguration) -> (limit: Duration, reason: TerminationReason)? {
+        switch self {
+        case .willFinishLaunching, .didFinishLaunching: (configuration.launchDeadline, .launchDeadline)
+        case .didEnterBackground: (configuration.backgroundDeadline, .deadline)
+        case .willTerminate: (configuration.terminationDeadline, .deadline)
         default: nil
         }
     }

@@ -2,8 +2,19 @@
 /// that it can validate transitions and terminate an app whose run loop is blocked. Guarded by the
 /// app's mutex.
 struct LifecycleRecord {
-    /// The state the system has moved the app to (its callbacks may still be queued).
+    /// The state the system has moved the app to (its callbacks may still be queued): what the
+    /// system decides by.
     var state = AppState.notRunning
+    /// What `applicationState` reads while a delegate callback runs, as UIKit reports it (inactive
+    /// while launching into the foreground, active in `willResignActive`, background in
+    /// `willEnterForeground`, …); nil between callbacks, when the app reads ``state``.
+    var callbackState: AppState?
+    /// When the app entered the background this time: its background time is counted from here.
+    /// Nil in the foreground and when not running.
+    var backgroundSince: ContinuousClock.Instant?
+    /// Ends the background time of this stay: runs the expiration handlers shortly before it runs
+    /// out and terminates the app if a task is still open when it has. Nil when none is armed.
+    var backgroundExpiry: Task<Void, Never>?
     /// Incremented at each termination: run-loop work of an earlier generation does nothing.
     var generation = 0
     /// `willTerminate` is queued or running.
@@ -22,7 +33,6 @@ struct LifecycleRecord {
     /// An open background task.
     struct BackgroundTask {
         let expirationHandler: @Sendable (isolated App) -> Void
-        let timer: Task<Void, Never>
     }
 }
 

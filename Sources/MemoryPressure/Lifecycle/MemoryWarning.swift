@@ -68,7 +68,7 @@ extension MemoryWarning {
     /// The running apps among `apps`, least important and largest first.
     static func deliveryOrder(of apps: [App], footprint: (App) -> Int) -> [App] {
         apps.compactMap { app -> (app: App, importance: Int, footprint: Int)? in
-            guard let importance = app.state.warningImportance else { return nil }
+            guard let importance = app.systemState.warningImportance else { return nil }
             return (app, importance, footprint(app))
         }
         .sorted { lhs, rhs in
@@ -142,7 +142,7 @@ extension App {
 
     private func handleMemoryWarning(_ warning: MemoryWarning) -> WarningDelivery.Receipt {
         var receipt = WarningDelivery.Receipt()
-        guard state.isRunning else { return receipt }
+        guard systemState.isRunning else { return receipt }
         events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
         delegate?.didReceiveMemoryWarning(self, warning: warning)
         receipt.delegates = 1

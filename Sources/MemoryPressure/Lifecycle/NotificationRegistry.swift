@@ -28,6 +28,15 @@ final class NotificationRegistry: Sendable {
 
         /// Where the observer `token` names sits, found by binary search (tokens only grow), so a
         /// delivery to n observers checks each one's registration in O(log n).
+        /// Queues `notification`, coalesced with one of its name already queued.
+        mutating func queue(_ notification: AppNotification) {
+            if let index = pending.firstIndex(where: { $0.name == notification.name }) {
+                pending[index] = pending[index].coalesced(with: notification)
+            } else {
+                pending.append(notification)
+            }
+        }
+
         func index(of token: NotificationObserverToken) -> Int? {
             var low = 0
             var high = observers.count
@@ -68,13 +77,9 @@ final class NotificationRegistry: Sendable {
         state.withLock { state in
             switch state.mode {
             case .delivering:
-                app.perform { app in _ = self.deliver(notification, in: app) }
+                app.perform { app in self.deliverUnlessSuspended(notification, in: app) }
             case .queueing:
-                if let index = state.pending.firstIndex(where: { $0.name == notification.name }) {
-                    state.pending[index] = state.pending[index].coalesced(with: notification)
-                } else {
-                    state.pending.append(notification)
-                }
+                state.queue(notification)
             case .dropping:
                 break
             }
@@ -84,6 +89,24 @@ final class NotificationRegistry: Sendable {
     /// Calls each observer of `notification` registered when delivery starts and still registered
     /// when its turn comes, so an observer may remove itself or others during delivery. Returns how
     /// many were called.
+    /// Delivers `notification` now if the app is still running; if it has suspended since the
+    /// notification was posted, queues (and coalesces) it for the app's return instead, so no app
+    /// code runs while it is suspended.
+    func deliverUnlessSuspended(_ notification: AppNotification, in app: isolated App) {
+        let deliverNow = state.withLock { state in
+            switch state.mode {
+            case .delivering:
+                return true
+            case .queueing:
+                state.queue(notification)
+                return false
+            case .dropping:
+                return false
+            }
+        }
+        if deliverNow { _ = deliver(notification, in: app) }
+    }
+
     func deliver(_ notification: AppNotification, in app: isolated App) -> Int {
         let snapshot = state.withLock { state in
             state.observers.filter { $0.name == nil || $0.name == notification.name }

@@ -6,8 +6,9 @@ struct AppLimitEnforcer {
     let terminator: Terminator
     let warnings: WarningFollower
     let configuration: MemorySystem.Configuration
-    /// Apps warned for their soft limit and not yet back under it.
-    private var warned: Set<AppIdentifier> = []
+    /// Apps warned for their soft limit and not yet back under it, with the soft limit they were
+    /// warned at: a different limit (the app moved between foreground and background) re-arms.
+    private var warned: [AppIdentifier: Int] = [:]
 
     init(
         apps: HostedApps, registry: PurgeRegistry, terminator: Terminator, warnings: WarningFollower,
@@ -23,21 +24,23 @@ struct AppLimitEnforcer {
     mutating func enforce(level: PressureLevel, sample: MemorySample) async {
         for hosted in apps.all {
             let app = hosted.app
-            guard let limit = hosted.limits.limit(in: app.state), limit != .none else { continue }
+            guard let limit = hosted.limits.limit(in: app.systemState), limit != .none else { continue }
             let footprint = registry.footprint(of: app.identifier).totalBytes
             if let hard = limit.hardBytes, footprint > hard {
-                warned.remove(app.identifier)
+                warned[app.identifier] = nil
                 _ = await terminator.terminate(app, reason: .perAppLimit, step: .hardLimit)
             } else if let soft = limit.softBytes, footprint > soft {
-                guard warned.insert(app.identifier).inserted else { continue }
+                // A suspended app runs no code: it is warned when it next runs, if still over.
+                guard app.systemState.isRunning, warned[app.identifier] != soft else { continue }
+                warned[app.identifier] = soft
                 configuration.logger.notice("app over its soft memory limit", metadata: [
                     "app": "\(app.identifier)", "footprint": "\(footprint)", "limit": "\(soft)",
-                    "state": "\(app.state)",
+                    "state": "\(app.systemState)",
                 ])
                 let warning = MemoryWarning(level: max(level, .warning), sample: sample)
                 warnings.follow(warning.post(to: [app]) { _ in footprint }, step: .softLimit)
             } else {
-                warned.remove(app.identifier)
+                warned[app.identifier] = nil
             }
         }
     }

@@ -11,8 +11,10 @@ struct BackgroundPurge: Sendable {
     /// Purges `identifier`'s caches and stores, if it is still in the background (or suspended) now:
     /// an app that came back to the foreground meanwhile keeps them.
     func purge(_ identifier: AppIdentifier) {
-        guard let state = apps.app(identifier)?.state, state == .background || state == .suspended else { return }
-        let report = registry.purge(.enteringBackground, apps: [identifier])
+        guard let state = apps.app(identifier)?.systemState, state == .background || state == .suspended else { return }
+        let report = registry.purge(
+            .enteringBackground, apps: [identifier], quietlyFor: state == .suspended ? [identifier] : []
+        )
         guard !report.entries.isEmpty else { return }
         logger.debug("purged on entering the background", metadata: [
             "app": "\(identifier)", "bytes": "\(report.releasedBytes)",

@@ -152,9 +152,12 @@ struct ReclamationLadder {
             ? [.active, .inactive, .background, .suspended]
             : [.background, .suspended]
         let hosted = apps.apps
-        let targets = hosted.filter { states.contains($0.state) }.map(\.identifier)
+        let targets = hosted.filter { states.contains($0.systemState) }.map(\.identifier)
             + registry.owners(notAmong: hosted.map(\.identifier))
-        var report = registry.purge(level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false)
+        let suspended = Set(hosted.filter { $0.systemState == .suspended }.map(\.identifier))
+        var report = registry.purge(
+            level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false, quietlyFor: suspended
+        )
         do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
         let duration = clock.now - start
         run.steps.append(.init(step: .purge, duration: duration, releasedBytes: report.releasedBytes, terminated: []))
@@ -187,13 +190,21 @@ struct ReclamationLadder {
         let step: ReclamationStep = state == .suspended ? .terminateSuspended : .terminateBackground
         var footprint = footprint
         var terminated: [AppIdentifier] = []
+        var skipped: [AppIdentifier] = []
         var returned = 0
         while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true,
-              let victim = largestApp(in: state, excluding: terminated) {
-            if let record = await terminator.terminate(victim, reason: .systemPressure, step: step) {
-                returned += record.returnedBytes
+              let victim = largestApp(in: state, excluding: terminated + skipped) {
+            let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
+            returned += record?.returnedBytes ?? 0
+            if record != nil || victim.systemState == .notRunning {
+                terminated.append(victim.identifier)
+            } else {
+                // It moved on (to the foreground, say) since it was chosen, and is left alone.
+                skipped.append(victim.identifier)
             }
-            terminated.append(victim.identifier)
+            // Measure only once what the app freed is back with the kernel, so that memory its
+            // termination already freed never costs a second app.
+            try? Jemalloc.purgeAllArenas()
             footprint = monitor.measure()
         }
         if !terminated.isEmpty {
@@ -206,7 +217,7 @@ struct ReclamationLadder {
     /// than those in `excluded`.
     private func largestApp(in state: AppState, excluding excluded: [AppIdentifier]) -> App? {
         apps.apps
-            .filter { $0.state == state && !excluded.contains($0.identifier) }
+            .filter { $0.systemState == state && !excluded.contains($0.identifier) }
             .map { (app: $0, bytes: registry.footprint(of: $0.identifier).totalBytes) }
             .min { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app.identifier < $1.app.identifier }?
             .app

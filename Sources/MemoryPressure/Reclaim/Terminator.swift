@@ -43,14 +43,19 @@ final class Terminator: Sendable {
     /// Terminates `app` for `reason`, on behalf of ladder step `step` (nil: not the ladder), and
     /// returns its record once its run loop has let go of its memory; nil when the app was not
     /// running, or did not let go within its termination deadline (its record comes when it does).
-    func terminate(_ app: App, reason: TerminationReason, step: ReclamationStep?) async -> TerminationRecord? {
+    /// Only an app in one of `states` is terminated, checked and carried out atomically: one chosen
+    /// as a suspended app is left alone if it came back to the foreground meanwhile.
+    func terminate(
+        _ app: App, reason: TerminationReason, step: ReclamationStep?,
+        from states: [AppState] = [.inactive, .active, .background, .suspended]
+    ) async -> TerminationRecord? {
         let identifier = app.identifier
         state.withLock { state in
             state.requested[identifier] = .some(step)
             state.finished[identifier] = nil
         }
         do {
-            try await app.terminate(reason: reason)
+            try await app.terminate(reason: reason, from: states)
         } catch {
             state.withLock { _ = $0.requested.removeValue(forKey: identifier) }
             return nil
