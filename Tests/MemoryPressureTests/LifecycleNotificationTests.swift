@@ -91,14 +91,22 @@ struct LifecycleNotificationTests {
     }
 
     @Test(arguments: [
-        (NotificationPayload.delta(2), NotificationPayload.delta(-5), NotificationPayload.delta(-3)),
-        (.delta(.max), .delta(1), .delta(.max)),
-        (.delta(.min), .delta(-1), .delta(.min)),
-        (.latest("a"), .latest("b"), .latest("b")),
-        (.empty, .empty, .empty),
-        (.delta(4), .latest("x"), .latest("x")),
+        ([NotificationPayload.delta(2), .delta(-5)], NotificationPayload.delta(-3)),
+        ([.delta(.max), .delta(1)], .delta(.max)),
+        ([.delta(.min), .delta(-1)], .delta(.min)),
+        ([.latest("a"), .latest("b")], .latest("b")),
+        ([.empty, .empty], .empty),
+        ([.delta(4), .latest("x")], .latest("x")),
+        ([.delta(5), .empty], .delta(5)),
+        ([.empty, .delta(3)], .delta(3)),
+        ([.delta(.max), .delta(1), .delta(-1)], .delta(.max)),
+        ([.delta(.max), .delta(.max), .delta(.min), .delta(.min)], .delta(-2)),
+        ([.delta(-5), .empty, .delta(-7)], .delta(-12)),
     ])
-    func payloadsMergeIntoTheirNetChange(first: NotificationPayload, later: NotificationPayload, net: NotificationPayload) {
-        #expect(first.coalesced(with: later) == net)
+    func payloadsMergeIntoTheirNetChange(posts: [NotificationPayload], net: NotificationPayload) {
+        let notifications = posts.map { AppNotification(name: "changed", payload: $0) }
+        let merged = notifications.dropFirst().reduce(notifications[0]) { $0.coalesced(with: $1) }
+        #expect(merged.payload == net)
+        #expect(merged.postCount == posts.count)
     }
 }

@@ -49,36 +49,57 @@ public struct AppNotification: Hashable, Sendable {
         self.postCount = 1
     }
 
+    /// The exact sum of the deltas coalesced into this notification, which a
+    /// ``NotificationPayload/delta(_:)`` may not hold when intermediate sums pass `Int`'s range.
+    private var deltaSum: Int128?
+
+    /// Notifications are equal when their names, payloads and post counts are.
+    public static func == (lhs: AppNotification, rhs: AppNotification) -> Bool {
+        lhs.name == rhs.name && lhs.payload == rhs.payload && lhs.postCount == rhs.postCount
+    }
+
+    /// Hashes what equality compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(payload)
+        hasher.combine(postCount)
+    }
+
     /// This notification merged with a `later` one of the same name: the later's name, the net
-    /// payload (`NotificationPayload.coalesced(with:)`) and the sum of their post counts.
+    /// payload and the sum of their post counts. Deltas add up exactly (an intermediate sum past
+    /// `Int`'s range still nets out; only a net change past it is clamped), an empty payload adds
+    /// nothing, and otherwise the later payload wins: it describes the state the app resumes into.
     func coalesced(with later: AppNotification) -> AppNotification {
         var merged = later
-        merged.payload = payload.coalesced(with: later.payload)
         merged.postCount = postCount + later.postCount
+        switch (payload, later.payload) {
+        case (.delta(let first), .delta(let second)):
+            let sum = (deltaSum ?? Int128(first)) + (later.deltaSum ?? Int128(second))
+            merged.deltaSum = sum
+            merged.payload = .delta(Int(clamping: sum))
+        case (_, .empty):
+            merged.payload = payload
+            merged.deltaSum = deltaSum
+        default:
+            break
+        }
         return merged
     }
 }
 
 /// What a notification says changed, in a form that merges into a net change.
 public enum NotificationPayload: Hashable, Sendable {
-    /// Something happened; nothing more to say. Merged: still empty.
+    /// Something happened; nothing more to say. Merged: adds nothing to the other payload.
     case empty
     /// A count changed by this much (unread items, pending downloads). Merged: the sum of the
-    /// deltas (saturating at the bounds of `Int`), so three posts of +1 arrive as one +3.
+    /// deltas, so three posts of +1 arrive as one +3 (an `Int` too small for the net change holds its
+    /// bound).
     case delta(Int)
     /// A setting took this value (orientation, locale, a preference). Merged: the latest value.
     case latest(String)
     /// A memory warning (`AppNotification.Name.didReceiveMemoryWarning`). Merged: the latest one.
     case memoryWarning(MemoryWarning)
 
-    /// The net change of this payload followed by `later`: deltas add up; otherwise the later
-    /// payload wins (it describes the state the app resumes into).
-    func coalesced(with later: NotificationPayload) -> NotificationPayload {
-        guard case .delta(let first) = self, case .delta(let second) = later else { return later }
-        let (sum, overflow) = first.addingReportingOverflow(second)
-        guard overflow else { return .delta(sum) }
-        return .delta(second > 0 ? .max : .min)
-    }
 }
 
 /// An app's notification center, as Foundation's `NotificationCenter` for one app: observers run on
