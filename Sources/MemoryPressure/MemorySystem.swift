@@ -113,7 +113,10 @@ public final class MemorySystem: Sendable {
         }
     }
 
-    /// The app registered as `identifier`, or nil when there is none.
+    /// The app registered as `identifier`.
+    ///
+    /// - Parameter identifier: The app's name.
+    /// - Returns: The app, or nil when none is registered under `identifier`.
     public func app(_ identifier: AppIdentifier) -> App? {
         hosted.app(identifier)
     }
@@ -124,6 +127,9 @@ public final class MemorySystem: Sendable {
     }
 
     /// `identifier`'s footprint now: its heap's bytes plus its caches' declared costs outside the heap.
+    ///
+    /// - Parameter identifier: An app, or ``AppIdentifier/service``.
+    /// - Returns: Its footprint; zero bytes for an owner with nothing registered.
     public func footprint(of identifier: AppIdentifier) -> AppFootprint {
         registry.footprint(of: identifier)
     }
@@ -131,6 +137,9 @@ public final class MemorySystem: Sendable {
     /// Registers `cache` to be purged with its owner: per its category when the owning app enters
     /// the background and under pressure. A cache whose owner is not a hosted app (a service's own
     /// cache, owned by ``AppIdentifier/service``) is purged per its category at every raised level.
+    /// This is the one way to register a cache; it stays registered while its owner keeps it.
+    ///
+    /// - Parameter cache: A ``PurgeableCache``, or any ``Purgeable``.
     public func register(_ cache: any Purgeable) {
         registry.register(cache)
     }
@@ -152,6 +161,10 @@ public final class MemorySystem: Sendable {
 
     /// Registers `store` (a backing store) under `owner`: released when the owner enters the
     /// background, and under pressure when its view is not visible.
+    ///
+    /// - Parameters:
+    ///   - store: A ``BackingStore``, or any ``ReleasableStore``; it stays registered while kept.
+    ///   - owner: The app whose state decides when the store is released.
     public func register(_ store: any ReleasableStore, owner: AppIdentifier) {
         registry.register(store, owner: owner)
     }
@@ -248,6 +261,11 @@ extension MemorySystem {
         public var logger: Logger
 
         /// The defaults, judged against `budget`.
+        ///
+        /// - Parameters:
+        ///   - budget: The memory the process may use (``MemoryBudget/resolve(_:thresholds:)``).
+        ///   - stateArchiveDirectory: Where apps save their state, or nil for none.
+        ///   - logger: Where the system logs level changes, purges and terminations.
         public init(
             budget: MemoryBudget,
             stateArchiveDirectory: FilePath? = nil,

@@ -195,7 +195,11 @@ public final class HeapBuffer: Sendable {
         self.allocation = Mutex(Optional(allocation))
     }
 
-    /// Calls `body` with the bytes, to read them.
+    /// Calls `body` with the bytes, to read them, while no other access to them runs.
+    ///
+    /// - Parameter body: Reads the bytes; the pointer is valid only inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
     public func withUnsafeBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -204,7 +208,11 @@ public final class HeapBuffer: Sendable {
         }
     }
 
-    /// Calls `body` with the bytes, to write them.
+    /// Calls `body` with the bytes, to write them, while no other access to them runs.
+    ///
+    /// - Parameter body: Writes the bytes; the pointer is valid only inside it.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
     public func withUnsafeMutableBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeMutableRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {

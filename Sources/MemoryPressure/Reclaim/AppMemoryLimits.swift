@@ -7,13 +7,20 @@ public struct AppMemoryLimits: Hashable, Sendable {
     public struct Limit: Hashable, Sendable {
         /// Over this, the app is sent a memory warning (once per crossing).
         public let softBytes: Int?
-        /// Over this, the app is terminated.
+        /// A heap allocation past this is refused; over it by declared costs outside the heap, the
+        /// app is terminated.
         public let hardBytes: Int?
 
         /// No limit.
         public static let none = Limit(checkedSoft: nil, hard: nil)
 
         /// Limits checked to be positive, with the soft one below the hard one.
+        ///
+        /// - Parameters:
+        ///   - softBytes: Over this the app is warned; nil for no soft limit.
+        ///   - hardBytes: The most the app may hold; nil for no hard limit.
+        /// - Throws: ``MemoryPressureError`` (`invalidConfiguration`) when a limit is not positive or
+        ///   the soft limit is not below the hard one.
         public init(softBytes: Int? = nil, hardBytes: Int? = nil) throws(MemoryPressureError) {
             for (name, value) in [("soft", softBytes), ("hard", hardBytes)] {
                 if let value, value <= 0 { throw .appLimitNotPositive(name, bytes: value) }
@@ -39,6 +46,10 @@ public struct AppMemoryLimits: Hashable, Sendable {
     public static let none = AppMemoryLimits(foreground: .none, background: .none)
 
     /// Limits for the foreground and the background.
+    ///
+    /// - Parameters:
+    ///   - foreground: The limits while the app is active or inactive.
+    ///   - background: The limits while the app is in the background or suspended.
     public init(foreground: Limit = .none, background: Limit = .none) {
         self.foreground = foreground
         self.background = background

@@ -21,7 +21,10 @@ public struct PurgeLatencyStatistics: Hashable, Sendable, Encodable {
     /// The number of latencies kept.
     public var count: Int { latencies.count }
 
-    /// The latency at `fraction` (0 to 1) of the sorted latencies (nearest rank), or nil when none.
+    /// The latency at `fraction` of the sorted latencies (nearest rank).
+    ///
+    /// - Parameter fraction: 0 (the least) to 1 (the largest); 0.5 is the median.
+    /// - Returns: The latency, or nil when none is recorded.
     public func percentile(_ fraction: Double) -> Duration? {
         guard !latencies.isEmpty else { return nil }
         let sorted = latencies.sorted()
