@@ -37,7 +37,12 @@ struct ReclamationLadder {
     /// When the sample that crossed the warning threshold was taken, until the footprint is back
     /// under target.
     private var crossingTime: ContinuousClock.Instant? {
-        didSet { if crossingTime == nil { announced = false } }
+        didSet {
+            guard crossingTime == nil, oldValue != nil else { return }
+            // The episode is over: a crossing noted while it was open belongs to it, not the next.
+            announced = false
+            _ = account.claimCrossing()
+        }
     }
     /// Whether the episode under way was announced (a rise or a repeat), which decides how loudly
     /// the run that closes it is logged.
