@@ -121,7 +121,10 @@ struct EndToEndTests {
         #expect(report.scenario == "stampede" && report.manager)
         #expect(report.invariantViolations == [])
         #expect(report.appErrors == [])
-        #expect(Double(report.peakFootprintBytes) <= 1.02 * Double(report.budgetBytes), "peak \(report.peakFootprintBytes) bytes")
+        // Under a sanitizer its shadow memory grows with every page the apps touch, outside any heap.
+        if !Sanitizers.areActive {
+            #expect(Double(report.peakFootprintBytes) <= 1.02 * Double(report.budgetBytes), "peak \(report.peakFootprintBytes) bytes")
+        }
         let refused = report.refusedAllocations.values.reduce(0, +)
         #expect(refused > 0 || !report.terminations.isEmpty, "the stampede must be refused or terminated")
         #expect((refused > 0) == (report.refusedBytes > 0), "the apps note what they go without")

@@ -84,7 +84,7 @@ extension Scenario {
     ]
 
     /// Ten apps launch at once at the start, eight of them into the background, most of them games
-    /// that load 320 MiB each as fast as they can: about 3 GiB asked for in a second under a 768 MiB
+    /// that load 320 MiB each as fast as they can: about 2.7 GiB asked for in a second under a 768 MiB
     /// budget. Then a restless user relaunches what the system terminated, while events launch more
     /// into the background. Without the manager the footprint goes to about four times the budget;
     /// with it, heap admission holds the launches to the budget while the ladder terminates.
