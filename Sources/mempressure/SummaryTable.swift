@@ -19,12 +19,10 @@ struct SummaryTable {
         rows.append(("memory warnings", "\(warnings.warnings) (delegates \(warnings.appDelegates), view controllers "
             + "\(warnings.viewControllers), observers \(warnings.observers))"))
         rows.append(("purges", "\(report.purges.count) (\(ByteCount(report.purges.bytes)))"))
-        let latency = report.purgeLatencyMs
-        if let p50 = latency.p50, let p99 = latency.p99, let max = latency.max {
-            rows.append(("purge latency", "p50 \(decimal(p50, 1)) ms, p99 \(decimal(p99, 1)) ms, max \(decimal(max, 1)) ms (\(latency.count))"))
-        } else {
-            rows.append(("purge latency", "none measured"))
-        }
+        rows.append(("reaction", latencies(report.reactionMs)))
+        rows.append(("purge latency", latencies(report.purgeLatencyMs)))
+        let refused = report.refusedAllocations.values.reduce(0, +)
+        rows.append(("refused allocations", "\(refused)" + (refused == 0 ? "" : " (\(ByteCount(report.refusedBytes)) gone without)")))
         let reasons = Dictionary(grouping: report.terminations, by: \.reason).map { "\($0.key) \($0.value.count)" }.sorted()
         rows.append(("terminations", "\(report.terminations.count)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))")))
         rows.append(("relaunches", "\(report.relaunches) (restored \(report.restoredStates), lost \(report.lostStates))"))
@@ -45,6 +43,12 @@ struct SummaryTable {
             }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `p50 …, p99 …, max … (count)`, or `none measured`.
+    private func latencies(_ latencies: SimulationReport.Latencies) -> String {
+        guard let p50 = latencies.p50, let p99 = latencies.p99, let max = latencies.max else { return "none measured" }
+        return "p50 \(decimal(p50, 1)) ms, p99 \(decimal(p99, 1)) ms, max \(decimal(max, 1)) ms (\(latencies.count))"
     }
 
     /// The cells padded to their columns' widths, the last one as it is.

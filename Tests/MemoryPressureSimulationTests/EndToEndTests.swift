@@ -101,6 +101,36 @@ struct EndToEndTests {
         #expect(svg.hasPrefix("<svg") && svg.contains("scenario e2e, seed 3, manager on"))
     }
 
+    /// The built-in stampede, cut to four seconds: ten apps launch at once, asking for four times the
+    /// budget. Heap admission and the ladder hold the footprint to the budget; the apps go without
+    /// what was refused and break no promise.
+    @Test func aStampedeIsHeldToTheBudget() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appending(path: "report.json")
+        let run = try runTool(["run", "--scenario", "stampede", "--duration", "4s", "--report", file.path, "--quiet"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.contains("refused allocations  "))
+        #expect(run.standardOutput.contains("reaction  "))
+
+        let json = try Data(contentsOf: file)
+        let fields = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        #expect(fields["refusedAllocations"] is [String: Int])
+        #expect(fields["reactionMs"] is [String: Any])
+        let report = try JSONDecoder().decode(SimulationReport.self, from: json)
+        #expect(report.scenario == "stampede" && report.manager)
+        #expect(report.invariantViolations == [])
+        #expect(report.appErrors == [])
+        // Under a sanitizer its shadow memory grows with every page the apps touch, outside any heap.
+        if !Sanitizers.areActive {
+            #expect(Double(report.peakFootprintBytes) <= 1.02 * Double(report.budgetBytes), "peak \(report.peakFootprintBytes) bytes")
+        }
+        let refused = report.refusedAllocations.values.reduce(0, +)
+        #expect(refused > 0 || !report.terminations.isEmpty, "the stampede must be refused or terminated")
+        #expect((refused > 0) == (report.refusedBytes > 0), "the apps note what they go without")
+        #expect(report.reactionMs.count >= 1 && report.reactionMs.max != nil, "the ladder reacts to the stampede")
+    }
+
     /// Bad input of each kind: status 2, one line on standard error, and no report written.
     @Test(arguments: [
         (["run", "--scenario", "marathon"], "--scenario: \"marathon\" is neither a built-in scenario nor a file"),

@@ -1,3 +1,4 @@
+import Foundation
 import MemoryPressure
 @testable import MemoryPressureSimulation
 import MemoryPressureTestKit
@@ -57,6 +58,19 @@ struct ScenarioFileTests {
             ScenarioEvent(time: .seconds(15), action: .open(.test("gallery"))),
             ScenarioEvent(time: .seconds(20), action: .home),
         ])
+    }
+
+    /// The scenario file of issue 15's case, kept beside the tests for `mempressure run --scenario`.
+    @Test func theEightLaunchesFileIsTheIssuesCase() throws {
+        let path = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appending(path: "Scenarios/eight-launches.json").path
+        let scenario = try ScenarioFile.load(.init(path), limits: eightGiBMachine)
+        #expect(scenario.name == "eight-launches")
+        #expect(scenario.budgetBytes == 900 * mebibyte)
+        #expect(scenario.apps.count == 8)
+        #expect(scenario.apps.allSatisfy { $0.profile.launchBytes == 512 * mebibyte })
+        let launches = scenario.events.filter { if case .backgroundLaunch = $0.action { true } else { false } }
+        #expect(launches.count == 7 && Set(launches.map(\.time)).count == 1, "seven launched into the background at once")
     }
 
     @Test func aMinimalFileTakesItsNameFromTheFileAndDefaultsTheRest() throws {

@@ -81,7 +81,7 @@ struct ScenarioOverridesTests {
         #expect {
             _ = try Scenario.resolve("marathon", limits: eightGiBMachine)
         } throws: { error in
-            "\(error)" == #"scenario: "marathon" is neither a built-in scenario nor a file; expected one of default, switching, spikes, background, quick or the path of a JSON scenario file"#
+            "\(error)" == #"scenario: "marathon" is neither a built-in scenario nor a file; expected one of default, switching, spikes, background, quick, stampede or the path of a JSON scenario file"#
                 && (error as? SimulationError)?.code == .unknownScenario
         }
     }

@@ -1,8 +1,9 @@
 import MemoryPressure
 import Synchronization
 
-/// What the simulated apps saw, written from their run loops and read by the invariant checks:
-/// the states they saved and restored, and which of their parts each memory warning reached.
+/// What the simulated apps saw, written from their run loops and read by the invariant checks and
+/// the report: the states they saved and restored, which of their parts each memory warning
+/// reached, and the memory they went without when the system refused an allocation.
 final class AppJournal: Sendable {
     /// What one memory warning reached in one app.
     struct WarningReceipt: Hashable, Sendable {
@@ -40,6 +41,7 @@ final class AppJournal: Sendable {
         var restorations = Restorations()
         var lostStates: [String] = []
         var appErrors: [String] = []
+        var refusedBytes: [AppIdentifier: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -83,11 +85,21 @@ final class AppJournal: Sendable {
         state.withLock { $0.apps[app, default: AppRecord()].isTerminated = true }
     }
 
-    /// Records something a simulated app could not do (an allocation the allocator refused, a state
-    /// it could not save).
+    /// Records something a simulated app could not do (an allocation jemalloc could not make, a
+    /// state it could not save).
     func recordError(_ message: String) {
         state.withLock { $0.appErrors.append(message) }
     }
+
+    /// Records that `app` went without `bytes` the system refused it (past its hard limit, or past
+    /// the budget with no room made in time): it skipped or shrank what it was allocating them for.
+    /// A refusal is the system keeping its budget, not a failure of the app or of the system.
+    func recordRefusal(of app: AppIdentifier, bytes: Int) {
+        state.withLock { $0.refusedBytes[app, default: 0] += bytes }
+    }
+
+    /// The bytes each app went without, over all its refused allocations.
+    var refusedBytes: [AppIdentifier: Int] { state.withLock { $0.refusedBytes } }
 
     /// The relaunches so far.
     var restorations: Restorations { state.withLock { $0.restorations } }

@@ -7,6 +7,11 @@ import MemoryPressure
 /// the cache (registered with the system, which purges it by its category), the screens' backing
 /// stores (registered too), the app's own data (the working set, which nothing but termination
 /// returns), a spike's buffers and a playback buffer.
+///
+/// The system may refuse an allocation (past the budget, with no room made in time): the app then
+/// does as a real one would, and goes on without it. It skips the cache entry, the screen's drawing,
+/// the working set's growth or the playback it was for; it stops loading (at launch or for a fetch)
+/// with what it has; and it notes the bytes it went without in the journal.
 final class AppRootController: ViewController {
     let identifier: AppIdentifier
     let profile: AppProfile
@@ -68,26 +73,31 @@ final class AppRootController: ViewController {
         return saved
     }
 
-    /// Puts the screen the state names on show.
+    /// Puts the screen the state names on show; when the system refuses the memory to draw it, the
+    /// screen stays undrawn until its next showing.
     func showCurrentScreen() {
         guard !screens.isEmpty else { return }
-        attempt { () throws(MemoryPressureError) in try screens[state.screen % screens.count].show() }
+        let screen = screens[state.screen % screens.count]
+        attempt(allocating: screen.store?.capacity ?? 0) { () throws(MemoryPressureError) in try screen.show() }
     }
 
     // MARK: Activity
 
     /// `seconds` of the user's activity: the cache and the working set grow at the profile's rates,
-    /// the screen on show is drawn, and now and then the user moves to another screen.
+    /// the screen on show is drawn, and now and then the user moves to another screen. An entry the
+    /// system refuses memory for is skipped, with the rest of this slice's growth.
     func performActivity(seconds: Double) {
         state.activity += 1
         cacheCredit += Double(profile.cache.bytesPerSecond) * seconds
         while cacheCredit >= Double(nextEntryBytes) {
             cacheCredit -= Double(nextEntryBytes)
-            if let buffer = allocate(nextEntryBytes) {
+            let buffer = allocate(nextEntryBytes)
+            if let buffer {
                 attempt { () throws(MemoryPressureError) in try cache.setValue(buffer, forKey: state.cacheEntries, cost: buffer.byteCount) }
             }
             state.cacheEntries += 1
             nextEntryBytes = generator.uniform(in: profile.cache.entryBytes)
+            if buffer == nil { cacheCredit = 0 }
         }
         // Looking back at recent entries keeps them the most recently used.
         for back in 1 ... 3 {
@@ -96,7 +106,7 @@ final class AppRootController: ViewController {
         workingSetCredit += Double(profile.workingSet.bytesPerSecond) * seconds
         while workingSetCredit >= Double(Self.workingSetChunk) {
             workingSetCredit -= Double(Self.workingSetChunk)
-            grow(by: Self.workingSetChunk)
+            if !grow(by: Self.workingSetChunk) { workingSetCredit = 0 }
         }
         if screens.count > 1, generator.unitInterval() < Self.screenChangeChance {
             screens[state.screen % screens.count].hide()
@@ -105,11 +115,14 @@ final class AppRootController: ViewController {
         showCurrentScreen()
     }
 
-    /// Grows the app's own data by `bytes`, up to the profile's limit.
-    private func grow(by bytes: Int) {
-        guard grownBytes + bytes <= profile.workingSet.limitBytes, let buffer = allocate(bytes) else { return }
+    /// Grows the app's own data by `bytes`, up to the profile's limit; returns false when it could
+    /// not allocate them.
+    private func grow(by bytes: Int) -> Bool {
+        guard grownBytes + bytes <= profile.workingSet.limitBytes else { return true }
+        guard let buffer = allocate(bytes) else { return false }
         workingSet.append(buffer)
         grownBytes += bytes
+        return true
     }
 
     /// Loads what the app needs at launch into its own data.
@@ -122,12 +135,19 @@ final class AppRootController: ViewController {
         add(profile.fetchBytes)
     }
 
-    /// Adds `bytes` to the app's own data, whatever its limit, in pieces.
+    /// Adds `bytes` to the app's own data, whatever its limit, in pieces. The first piece it cannot
+    /// allocate ends the loading: the app goes on with what it has, and notes the rest as gone
+    /// without.
     private func add(_ bytes: Int) {
         var remaining = bytes
         while remaining > 0 {
             let chunk = min(remaining, Self.workingSetChunk)
-            if let buffer = allocate(chunk) { workingSet.append(buffer) }
+            do {
+                workingSet.append(try touchedBuffer(chunk))
+            } catch {
+                note(error, goingWithout: remaining)
+                return
+            }
             remaining -= chunk
         }
     }
@@ -184,23 +204,44 @@ final class AppRootController: ViewController {
     // MARK: Memory
 
     /// A buffer of `bytes` in the app's heap with every page written, or nil when the heap is
-    /// closed (the app was terminated) or the allocator refused (recorded in the journal).
+    /// closed (the app was terminated), the system refused the bytes (noted as gone without) or
+    /// jemalloc could not allocate them (recorded as an error).
     private func allocate(_ bytes: Int) -> HeapBuffer? {
         do {
-            let buffer = try heap.allocate(byteCount: bytes)
-            buffer.withUnsafeMutableBytes(touchPages)
-            return buffer
+            return try touchedBuffer(bytes)
         } catch {
-            if error.code == .allocationFailed { journal.recordError("\(identifier) could not allocate \(ByteCount(bytes)): \(error)") }
+            note(error, goingWithout: bytes)
             return nil
         }
     }
 
-    private func attempt<Failure: Error>(_ body: () throws(Failure) -> Void) {
+    /// A buffer of `bytes` in the app's heap with every page written.
+    private func touchedBuffer(_ bytes: Int) throws(MemoryPressureError) -> HeapBuffer {
+        let buffer = try heap.allocate(byteCount: bytes)
+        buffer.withUnsafeMutableBytes(touchPages)
+        return buffer
+    }
+
+    /// Notes an allocation's `error`, for which the app goes without `bytes`: a refusal in the
+    /// journal's refusals, jemalloc's failure as an error, a closed heap (the app was terminated)
+    /// not at all.
+    private func note(_ error: MemoryPressureError, goingWithout bytes: Int) {
+        switch error.code {
+        case .allocationRefused: journal.recordRefusal(of: identifier, bytes: bytes)
+        case .allocationFailed: journal.recordError("\(identifier) could not allocate \(ByteCount(bytes)): \(error)")
+        default: break
+        }
+    }
+
+    /// Runs `body`, which may allocate `bytes` in the app's heap; a refusal of them is noted as gone
+    /// without, any other error but a closed heap (the app was terminated) recorded.
+    private func attempt<Failure: Error>(allocating bytes: Int = 0, _ body: () throws(Failure) -> Void) {
         do {
             try body()
         } catch let error as MemoryPressureError where error.code == .heapClosed {
             // The app was terminated: nothing to record.
+        } catch let error as MemoryPressureError where error.code == .allocationRefused {
+            note(error, goingWithout: bytes)
         } catch {
             journal.recordError("\(identifier): \(error)")
         }

@@ -29,10 +29,10 @@ package struct SimulationReport: Codable, Hashable, Sendable {
         package var bytes: Int
     }
 
-    /// How long the ladder took to bring the footprint back under target after it crossed the
-    /// warning threshold, in milliseconds; null when it never had to.
-    package struct PurgeLatency: Codable, Hashable, Sendable {
-        /// The latencies measured.
+    /// Times measured during the run, in milliseconds: how many, and their median, 99th percentile
+    /// (by nearest rank) and longest; the three are null when none was measured.
+    package struct Latencies: Codable, Hashable, Sendable {
+        /// The times measured.
         package var count: Int
         /// The median.
         package var p50: Double?
@@ -51,6 +51,17 @@ package struct SimulationReport: Codable, Hashable, Sendable {
             self.p50 = p50
             self.p99 = p99
             self.max = max
+        }
+
+        /// The figures of `durations`.
+        init(_ durations: [Duration]) {
+            let sorted = durations.map(\.inMilliseconds).sorted()
+            func percentile(_ fraction: Double) -> Double? {
+                guard !sorted.isEmpty else { return nil }
+                let rank = Int((fraction * Double(sorted.count)).rounded(.up)) - 1
+                return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
+            }
+            self.init(count: sorted.count, p50: percentile(0.5), p99: percentile(0.99), max: sorted.last)
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -112,8 +123,21 @@ package struct SimulationReport: Codable, Hashable, Sendable {
     package var warningsDelivered: WarningsDelivered
     /// Purges of caches and stores.
     package var purges: Purges
-    /// How fast the ladder brought the footprint back under target.
-    package var purgeLatencyMs: PurgeLatency
+    /// How fast the ladder brought the footprint back under target after it crossed the warning
+    /// threshold (from the crossing, as `MemorySystem.purgeLatency` measures it); null figures
+    /// when it never had to.
+    package var purgeLatencyMs: Latencies
+    /// How fast the ladder reacted to each episode of pressure: from the crossing (the heap
+    /// allocation or the sample that crossed the threshold) to the start of the episode's first
+    /// ladder run, in milliseconds; null figures when the ladder never ran.
+    package var reactionMs: Latencies
+    /// Allocations the system refused, by app: past an app's hard limit, or past the budget with no
+    /// room made within the admission wait (`MemorySystem.refusedAllocations`). Apps with none are
+    /// left out.
+    package var refusedAllocations: [String: Int]
+    /// The bytes the apps went without when their allocations were refused, as they noted them
+    /// (the rest of a launch's loading counts in full).
+    package var refusedBytes: Int
     /// Every termination, in order.
     package var terminations: [Termination]
     /// Launches of an app after it was terminated.
@@ -124,7 +148,8 @@ package struct SimulationReport: Codable, Hashable, Sendable {
     package var lostStates: Int
     /// Every invariant that failed, one line each; empty for a good run.
     package var invariantViolations: [String]
-    /// Anything a simulated app could not do (an allocation refused, a state not saved).
+    /// Anything a simulated app could not do (an allocation jemalloc could not make, a state not
+    /// saved); allocations the system refused are counted in `refusedAllocations` instead.
     package var appErrors: [String]
     /// The user's decisions carried out, and the digest of the whole plan: runs of one scenario
     /// with one seed have the same digest.

@@ -1,8 +1,9 @@
 import MemoryPressure
 import Synchronization
 
-/// Counts what the memory system did, for the live display and the report, and keeps the moments
-/// the timeline chart marks: warnings, purges and terminations.
+/// Counts what the memory system did, for the live display and the report, keeps the moments the
+/// timeline chart marks (warnings, purges and terminations), and times the ladder's reaction to
+/// each episode of pressure.
 final class EventTally: Sendable {
     struct Counts: Hashable, Sendable {
         /// Level changes into warning and into critical (rises and falls, not repeats).
@@ -20,6 +21,8 @@ final class EventTally: Sendable {
         var terminations: [TerminationRecord] = []
         /// The moments to mark on the chart.
         var marks: [Timeline.Mark] = []
+        /// The ladder's reaction to each episode of pressure.
+        var reactions = ReactionTimes()
     }
 
     private let counts = Mutex(Counts())
@@ -64,7 +67,9 @@ final class EventTally: Sendable {
                 counts.terminations.append(record)
                 let seconds = (record.time - start).inSeconds
                 counts.marks.append(.init(seconds: seconds, kind: .termination, label: record.app.rawValue, bytes: record.returnedBytes))
-            case .ladderRun, .allocationRefused:
+            case .ladderRun(let run):
+                counts.reactions.record(crossing: run.crossingTime, start: run.startTime)
+            case .allocationRefused:
                 break
             }
         }

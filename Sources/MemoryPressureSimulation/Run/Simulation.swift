@@ -211,6 +211,9 @@ package final class Simulation: Sendable {
                 count: latency.count, p50: latency.p50.map(\.inMilliseconds),
                 p99: latency.p99.map(\.inMilliseconds), max: latency.max.map(\.inMilliseconds)
             ),
+            reactionMs: .init(counts.reactions.durations),
+            refusedAllocations: Dictionary(uniqueKeysWithValues: parts.system.refusedAllocations.map { ($0.key.rawValue, $0.value) }),
+            refusedBytes: parts.journal.refusedBytes.values.reduce(0, +),
             terminations: counts.terminations.map { record in
                 .init(
                     app: record.app.rawValue, state: record.state.description, footprintBytes: record.footprintBytes,

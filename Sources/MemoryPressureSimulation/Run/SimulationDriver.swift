@@ -4,6 +4,11 @@ import Synchronization
 /// Carries out a plan's decisions on the apps at their times, as the user and the events of the
 /// scenario would: the same plan always makes the same requests in the same order; what they find
 /// (an app terminated meanwhile, say) is up to the memory system.
+///
+/// The user's decisions are carried out one after another, each once the apps have finished with
+/// the one before. A launch into the background is an event's, not the user's: it is requested in
+/// its turn, and nothing waits for the app to finish launching, so launches due at one time (a
+/// stampede) run at once, each app on its own run loop.
 final class SimulationDriver: Sendable {
     private struct State {
         var foreground: AppIdentifier?
@@ -29,13 +34,21 @@ final class SimulationDriver: Sendable {
 
     /// Carries out `plan` from `start`, then waits until `end`; stops early when cancelled.
     func run(_ plan: SimulationPlan, from start: ContinuousClock.Instant, until end: ContinuousClock.Instant) async {
-        for action in plan.actions {
-            try? await Task.sleep(until: start + action.time, clock: .continuous)
-            guard !Task.isCancelled else { return }
-            await perform(action.kind)
-            state.withLock { $0.decisions += 1 }
+        await withDiscardingTaskGroup { launches in
+            for action in plan.actions {
+                try? await Task.sleep(until: start + action.time, clock: .continuous)
+                guard !Task.isCancelled else { return }
+                if case .backgroundLaunch = action.kind {
+                    // Started at once, so the launch is requested (the app moved to the background)
+                    // before the next decision, and then left to run.
+                    launches.addImmediateTask { await self.perform(action.kind) }
+                } else {
+                    await perform(action.kind)
+                }
+                state.withLock { $0.decisions += 1 }
+            }
+            try? await Task.sleep(until: end, clock: .continuous)
         }
-        try? await Task.sleep(until: end, clock: .continuous)
     }
 
     private func perform(_ kind: PlannedAction.Kind) async {

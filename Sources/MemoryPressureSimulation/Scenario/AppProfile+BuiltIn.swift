@@ -57,11 +57,22 @@ extension AppProfile {
         keptOnWarning: 0, fetchBytes: 1 * mebibyte
     )
 
+    /// A game: a launch that loads hundreds of MiB of levels and textures as fast as it can, a
+    /// cache of streamed assets, one full-screen view with a large backing store.
+    package static let game = AppProfile(
+        name: "game",
+        cache: Cache(kind: .media, entryBytes: 4 * mebibyte ... 8 * mebibyte, limitBytes: 64 * mebibyte, bytesPerSecond: 48 * mebibyte),
+        screens: 1, backingStoreBytes: 8 * mebibyte,
+        launchBytes: 320 * mebibyte,
+        workingSet: Growth(bytesPerSecond: 8 * mebibyte, limitBytes: 16 * mebibyte),
+        keptOnWarning: 0, fetchBytes: 16 * mebibyte
+    )
+
     /// The built-in profiles, by name.
     package static let builtIn: [String: AppProfile] = Dictionary(
-        uniqueKeysWithValues: [photos, music, maps, browser, utility].map { ($0.name, $0) }
+        uniqueKeysWithValues: [photos, music, maps, browser, utility, game].map { ($0.name, $0) }
     )
 
     /// The built-in profiles' names, in the order they are documented.
-    package static let builtInNames = ["photos", "music", "maps", "browser", "utility"]
+    package static let builtInNames = ["photos", "music", "maps", "browser", "utility", "game"]
 }

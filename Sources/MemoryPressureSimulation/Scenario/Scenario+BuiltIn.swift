@@ -80,7 +80,38 @@ extension Scenario {
                 spikeBytes: 32 * mebibyte ... 64 * mebibyte, spikeHold: .milliseconds(200) ... .milliseconds(600)
             )
         ),
+        stampede,
     ]
+
+    /// Ten apps launch at once at the start, eight of them into the background, most of them games
+    /// that load 320 MiB each as fast as they can: about 2.7 GiB asked for in a second under a 768 MiB
+    /// budget. Then a restless user relaunches what the system terminated, while events launch more
+    /// into the background. Without the manager the footprint goes to about four times the budget;
+    /// with it, heap admission holds the launches to the budget while the ladder terminates.
+    package static let stampede: Scenario = {
+        let installed = apps([
+            ("photos", .photos), ("arcade", .game), ("racer", .game), ("puzzle", .game), ("strategy", .game),
+            ("shooter", .game), ("quest", .game), ("chess", .game), ("cards", .game), ("maps", .maps),
+        ])
+        // The first app is opened at the start; eight launch into the background with it, and the
+        // user opens the second while they load.
+        let launches = installed[2...].enumerated().map { index, app in
+            ScenarioEvent(time: .zero, action: .backgroundLaunch(app.name, work: .milliseconds(500 + 200 * index)))
+        }
+        return Scenario(
+            name: "stampede",
+            summary: "Ten apps launch at once, eight into the background, most loading 320 MiB: four times the budget.",
+            budgetBytes: 768 * mebibyte, duration: .seconds(10), seed: 1,
+            apps: installed,
+            randomActivity: RandomActivity(
+                meanGap: .milliseconds(800),
+                weights: .init(open: 3, home: 0.5, interruption: 0.5, backgroundLaunch: 3, spike: 1),
+                interruptionLength: .milliseconds(200) ... .milliseconds(800), backgroundWork: .milliseconds(500) ... .seconds(2),
+                spikeBytes: 32 * mebibyte ... 96 * mebibyte, spikeHold: .milliseconds(300) ... .seconds(1)
+            ),
+            events: launches + [ScenarioEvent(time: .milliseconds(100), action: .open(installed[1].name))]
+        )
+    }()
 
     /// The built-in scenario named `name`.
     package static func builtIn(named name: String) -> Scenario? {
