@@ -59,10 +59,11 @@ struct Pages: Sendable {
     }
 
     /// The page rendered into a new buffer in the heap, on NIO's thread pool; nil when the budget
-    /// has no room for it.
+    /// has no room for it, or when pressure rose while the page waited for a thread.
     private func renderIntoHeap(_ identifier: String) async throws -> HeapBuffer? {
         do {
-            return try await NIOThreadPool.singleton.runIfActive { [heap, renderer] in
+            return try await NIOThreadPool.singleton.runIfActive { [heap, monitor, renderer] in
+                guard monitor.level == .normal else { return nil }
                 let buffer = try heap.allocate(byteCount: renderer.byteCount)
                 var page = renderer.page(identifier)
                 buffer.withUnsafeMutableBytes { _ = page.render(into: $0) }
