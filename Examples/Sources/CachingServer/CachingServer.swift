@@ -11,13 +11,11 @@ import Metrics
 import NIOCore
 import Prometheus
 
-/// The page cache: rendered pages by identifier, their size as cost. Owned by the service itself
-/// (not a hosted app), so the memory system purges it at every raised level.
-typealias PageCache = PurgeableCache<String, ByteBuffer>
-
 /// A small HTTP service that caches rendered pages and gives them back under memory pressure.
 ///
-/// - `GET /pages/:id`: the page, rendered on a miss and cached (`x-cache: hit` or `miss`);
+/// - `GET /pages/:id`: the page, rendered on a miss into the service's app heap and cached there
+///   (`x-cache: hit` or `miss`), or rendered into the response alone while the memory system
+///   reports pressure or the budget has no room for it (`x-cache: bypass`);
 /// - `GET /memory`: the level, the budget, the latest sample and the cache, as JSON;
 /// - `GET /metrics`: every metric in Prometheus's text format.
 @main
@@ -36,8 +34,11 @@ struct CachingServer: AsyncParsableCommand {
     @Option(help: "Memory budget, such as 128MiB or 1GiB (default: $CACHING_SERVER_BUDGET, else 128MiB).")
     var budget: String?
 
-    @Option(help: "Size of each rendered page, in KiB (1 to 65536).")
+    @Option(name: .customLong("page-kib"), help: "Size of each rendered page, in KiB (1 to 65536).")
     var pageKiB = 256
+
+    @Option(help: "Most bytes of pages the cache keeps: a size such as 64MiB, or a percentage of the budget such as 50%.")
+    var cacheLimit = "50%"
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -64,27 +65,23 @@ struct CachingServer: AsyncParsableCommand {
         let system = try MemorySystem(configuration: .init(
             budget: MemoryBudget(parsing: budgetText), logger: Logger(label: "memory")
         ))
-        let pages = try PageCache(name: "pages", category: .rebuildableObjects)
-        system.register(pages)
+        let cacheBytes = try Self.bytes(cacheLimit, of: system.configuration.budget.totalBytes)
+        // The pages' bytes live in the service's heap, so their cost is already counted there.
+        let cache = try PageCache(
+            name: "pages", category: .rebuildableObjects, costLimit: cacheBytes, payloadLocation: .appHeap
+        )
+        system.register(cache)
+        let pages = Pages(
+            cache: cache, heap: try system.heap(for: .service), monitor: system.monitor,
+            renderer: PageRenderer(byteCount: pageBytes)
+        )
 
         let router = Router()
-        let renderer = PageRenderer(byteCount: pageBytes)
         router.get("pages/:id") { _, context -> Response in
-            let identifier = try context.parameters.require("id")
-            var headers: HTTPFields = [.contentType: "text/html; charset=utf-8"]
-            let page: ByteBuffer
-            if let cached = pages.value(forKey: identifier) {
-                page = cached
-                headers[.cacheStatus] = "hit"
-            } else {
-                page = renderer.render(identifier)
-                try pages.setValue(page, forKey: identifier, cost: page.readableBytes)
-                headers[.cacheStatus] = "miss"
-            }
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: page))
+            try await pages.response(for: context.parameters.require("id"))
         }
         router.get("memory") { _, _ in
-            MemoryReport(system: system, cache: pages)
+            MemoryReport(system: system, cache: cache, cacheLimitBytes: cacheBytes)
         }
         router.get("metrics") { _, _ -> Response in
             Response(
@@ -99,8 +96,30 @@ struct CachingServer: AsyncParsableCommand {
             services: [MemoryPressureService(system: system)],
             logger: logger
         )
-        logger.info("serving pages", metadata: ["address": "\(host):\(port)", "budget": "\(system.configuration.budget)"])
+        logger.info("serving pages", metadata: [
+            "address": "\(host):\(port)", "budget": "\(system.configuration.budget)", "cacheLimit": "\(cacheBytes)",
+        ])
         try await app.runService()
+    }
+
+    /// `text` as bytes: a size such as `64MiB`, or a percentage of `budgetBytes` such as `50%`.
+    static func bytes(_ text: String, of budgetBytes: Int) throws -> Int {
+        let bytes: Int
+        if text.hasSuffix("%") {
+            guard let percent = Double(text.dropLast()), percent > 0, percent <= 100 else {
+                throw ValidationError("--cache-limit \(text) is not a percentage from 0 to 100 of the budget")
+            }
+            bytes = Int(Double(budgetBytes) * percent / 100)
+        } else {
+            do {
+                // The budget's parser reads sizes such as 64MiB.
+                bytes = try MemoryBudget(parsing: text).totalBytes
+            } catch {
+                throw ValidationError("--cache-limit \(text) is not a size (such as 64MiB) or a percentage (such as 50%)")
+            }
+        }
+        guard bytes >= 1 else { throw ValidationError("--cache-limit \(text) leaves no room for a page") }
+        return bytes
     }
 
     /// Prometheus, with histogram buckets that suit each timer: purges take milliseconds to seconds,
@@ -113,11 +132,6 @@ struct CachingServer: AsyncParsableCommand {
         ]
         return factory
     }
-}
-
-extension HTTPField.Name {
-    /// Whether the page came from the cache.
-    static let cacheStatus = HTTPField.Name("x-cache")!
 }
 
 /// The process's environment.
