@@ -135,6 +135,9 @@ final class SimulatedAppDelegate: AppDelegate {
             task = try app.beginBackgroundTask { app in
                 app.finishSimulatedBackgroundWork(launch: launch, task: nil, endsPlayback: endsPlayback)
             }
+        } catch where error.code == .invalidTransition {
+            // The system gives no more time: the app is being terminated (as inside willTerminate).
+            return
         } catch {
             context.journal.recordError("\(app.identifier) could not begin a background task: \(error)")
             return
