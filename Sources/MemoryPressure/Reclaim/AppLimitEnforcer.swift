@@ -22,7 +22,7 @@ struct AppLimitEnforcer {
     }
 
     mutating func enforce(level: PressureLevel, sample: MemorySample) async {
-        for hosted in apps.all {
+        for hosted in apps.withLimits {
             let app = hosted.app
             guard let limit = hosted.limits.limit(in: app.systemState), limit != .none else { continue }
             let footprint = registry.footprint(of: app.identifier).totalBytes

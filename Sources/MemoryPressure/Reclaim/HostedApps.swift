@@ -9,13 +9,17 @@ final class HostedApps: Sendable {
     }
 
     private let entries = Mutex<[AppIdentifier: Entry]>([:])
+    /// The apps registered with limits: the only ones each sample checks.
+    private let limited = Mutex<[Entry]>([])
 
     /// Adds the app `make` returns under `identifier`, unless one is there already.
     func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemoryPressureError) -> App {
         try entries.withLock { entries throws(MemoryPressureError) in
             guard entries[identifier] == nil else { throw .duplicateApp(identifier) }
             let app = make()
-            entries[identifier] = Entry(app: app, limits: limits)
+            let entry = Entry(app: app, limits: limits)
+            entries[identifier] = entry
+            if limits != .none { self.limited.withLock { $0.append(entry) } }
             return app
         }
     }
@@ -25,9 +29,9 @@ final class HostedApps: Sendable {
         entries.withLock { $0[identifier]?.app }
     }
 
-    /// Every app with its limits, in no particular order.
-    var all: [Entry] {
-        entries.withLock { Array($0.values) }
+    /// The apps registered with limits, in registration order.
+    var withLimits: [Entry] {
+        limited.withLock { $0 }
     }
 
     /// Every app, in no particular order.

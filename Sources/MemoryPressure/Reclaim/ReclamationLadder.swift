@@ -189,24 +189,24 @@ struct ReclamationLadder {
 
     /// Terminates apps in `state`, largest first, one at a time, re-measuring after each, until the
     /// footprint is under target or none is left. Returns the last measurement.
+    ///
+    /// The candidates are ranked once per step, not once per victim: a suspended app's footprint
+    /// does not change while it is suspended, and each termination takes only an app still in
+    /// `state` (one that moved on since the ranking is left alone).
     private func terminate(_ state: AppState, while footprint: MemorySample, into run: inout LadderRun) async -> MemorySample {
         let clock = ContinuousClock()
         let start = clock.now
         let step: ReclamationStep = state == .suspended ? .terminateSuspended : .terminateBackground
         var footprint = footprint
         var terminated: [AppIdentifier] = []
-        var skipped: [AppIdentifier] = []
         var returned = 0
-        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true,
-              let victim = largestApp(in: state, excluding: terminated + skipped) {
+        var candidates = rankedApps(in: state).makeIterator()
+        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.next() {
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
             returned += record?.returnedBytes ?? 0
-            if record != nil || victim.systemState == .notRunning {
-                terminated.append(victim.identifier)
-            } else {
-                // It moved on (to the foreground, say) since it was chosen, and is left alone.
-                skipped.append(victim.identifier)
-            }
+            // An app that moved on (to the foreground, say) since it was ranked is left alone.
+            guard record != nil || victim.systemState == .notRunning else { continue }
+            terminated.append(victim.identifier)
             // Measure only once what the app freed is back with the kernel, so that memory its
             // termination already freed never costs a second app.
             try? Jemalloc.purgeAllArenas()
@@ -218,13 +218,12 @@ struct ReclamationLadder {
         return footprint
     }
 
-    /// The app in `state` with the largest footprint now (ties go to the first identifier), other
-    /// than those in `excluded`.
-    private func largestApp(in state: AppState, excluding excluded: [AppIdentifier]) -> App? {
+    /// The apps in `state`, largest footprint first (ties to the first identifier).
+    private func rankedApps(in state: AppState) -> [App] {
         apps.apps
-            .filter { $0.systemState == state && !excluded.contains($0.identifier) }
+            .filter { $0.systemState == state }
             .map { (app: $0, bytes: registry.footprint(of: $0.identifier).totalBytes) }
-            .min { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app.identifier < $1.app.identifier }?
-            .app
+            .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app.identifier < $1.app.identifier }
+            .map(\.app)
     }
 }
