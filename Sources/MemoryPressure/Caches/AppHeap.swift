@@ -36,6 +36,8 @@ public final class AppHeap: Sendable {
     /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
     /// arena has mostly touched already.
     static let prefaultThreshold = 64 << 10
+    /// How much is faulted in between two commits to the account.
+    static let faultChunk = 2 << 20
 
     /// Creates a heap for `app` in a new arena, outside any memory system's account.
     package convenience init(app: AppIdentifier) throws(JemallocError) {
@@ -82,9 +84,20 @@ public final class AppHeap: Sendable {
             throw .allocationFailed(error, app: app)
         }
         if byteCount >= Self.prefaultThreshold {
-            allocation.withUnsafeMutableBytes(Self.faultIn)
+            // Fault in a chunk at a time, committing each as it becomes resident, so a sample taken
+            // meanwhile counts every byte once: in statm, or as under way.
+            allocation.withUnsafeMutableBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let chunk = min(Self.faultChunk, bytes.count - offset)
+                    Self.faultIn(UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<offset + chunk]))
+                    account?.commit(chunk)
+                    offset += chunk
+                }
+            }
+        } else {
+            account?.commit(byteCount)
         }
-        account?.commit(byteCount)
         allocated.add(byteCount, ordering: .relaxed)
         return HeapBuffer(allocation, in: self)
     }
