@@ -9,7 +9,10 @@ import MemoryPressureTestKit
 /// runs while CPU-bound tasks keep every thread of the Swift cooperative pool busy.
 ///
 /// Beside them, in each iteration, the kernel's own reclaim time for the app's bytes
-/// (`madvise(MADV_DONTNEED)` of touched pages), which bounds the last figure from below.
+/// (`madvise(MADV_DONTNEED)` of touched pages), which bounds the last figure from below; for an
+/// app-heap crossing, the time to the sample that announced the critical level and the crossing
+/// allocation's own call (it faults its pages in); outside the heaps, the time from the last page
+/// written to the sample that found it. Times in microseconds.
 let toFirstAction = BenchmarkMetric.custom("crossing to first action (us)", polarity: .prefersSmaller, useScalingFactor: false)
 let toTermination = BenchmarkMetric.custom("crossing to termination (us)", polarity: .prefersSmaller, useScalingFactor: false)
 let toPagesBack = BenchmarkMetric.custom("crossing to pages back (us)", polarity: .prefersSmaller, useScalingFactor: false)
