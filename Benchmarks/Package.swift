@@ -58,6 +58,7 @@ let package = Package(
         suite("Footprint", [testKit]),
         suite("PurgeLatency", [testKit]),
         suite("Termination", [testKit]),
+        suite("Reaction", [testKit]),
     ],
     swiftLanguageModes: [.v6]
 )

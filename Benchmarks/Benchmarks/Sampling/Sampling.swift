@@ -105,4 +105,49 @@ let benchmarks: @Sendable () -> Void = {
         monitor.stop()
         benchmark.measurement(monitorCPU, spent * 1000 / Int(monitoredTime / .milliseconds(1)))
     }
+
+    // The same monitor under pressure: its budget puts the process's footprint at 85 % of it,
+    // over the warning threshold (80 %) and under the critical one (95 %), so that it samples every
+    // fast interval (10 ms). Its samples are counted (by an observer, on the monitor's thread), and
+    // the run fails unless it took at least 50 a second and stayed at the warning level throughout.
+    // Beside it, over the same seconds, the floor: a thread that does nothing but wait 10 ms in
+    // `poll`, measured the same way.
+    Benchmark(
+        "monitor-CPU-per-second-under-pressure",
+        configuration: RunMode.current.configuration(
+            timed: [monitorCPU, pollLoopCPU, samplesPerSecond], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 4
+        )
+    ) { benchmark in
+        let budget = try MemoryBudget(totalBytes: Int(Double(try residentBytes()) / 0.85))
+        let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silentLogger))
+        let samples = SharedBox((count: 0, levels: Set<PressureLevel>()))
+        let counting = monitor.events.observe { event in
+            if case .sample(_, let level) = event { samples.update { $0.count += 1; $0.levels.insert(level) } }
+        }
+        defer { counting.cancel() }
+        try monitor.start()
+        let floor = try PollLoop(name: "poll-floor", interval: .milliseconds(10))
+        // Steady state: from the first sample at the warning level.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while monitor.level != .warning {
+            guard ContinuousClock.now < deadline else { throw BenchmarkFailure("the monitor did not reach the warning level") }
+            sleep(for: .milliseconds(1))
+        }
+        let start = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread")
+        let floorStart = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread")
+        samples.value = (0, [])
+        sleep(for: monitoredTime)
+        let spent = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread") - start
+        let floorSpent = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread") - floorStart
+        let sampled = samples.value
+        monitor.stop()
+        floor.stop()
+        let milliseconds = Int(monitoredTime / .milliseconds(1))
+        guard sampled.count * 1000 / milliseconds >= 50, sampled.levels == [.warning] else {
+            throw BenchmarkFailure("the monitor took \(sampled.count) samples in \(monitoredTime) at \(sampled.levels)")
+        }
+        benchmark.measurement(monitorCPU, spent * 1000 / milliseconds)
+        benchmark.measurement(pollLoopCPU, floorSpent * 1000 / milliseconds)
+        benchmark.measurement(samplesPerSecond, sampled.count * 1000 / milliseconds)
+    }
 }

@@ -20,6 +20,18 @@ extension MemorySystem.Configuration {
     }
 }
 
+extension MemorySystem.Configuration {
+    /// The defaults a service gets from `MemorySystem.Configuration(budget:)`, nothing tuned: a budget
+    /// of `budgetBytes` with the standard thresholds (warning at 80 %, critical at 95 %, the target at
+    /// 70 %), the monitor's 250 ms interval and 10 ms fast interval, its 5 s settle time, the stall
+    /// input and the PSI trigger; only the loggers are quieter (warnings and errors).
+    public static func defaults(budgetBytes: Int) throws -> Self {
+        var logger = Logger(label: "benchmark")
+        logger.logLevel = .warning
+        return MemorySystem.Configuration(budget: try MemoryBudget(totalBytes: budgetBytes), logger: logger)
+    }
+}
+
 /// A benchmark run that did not measure what the benchmark is about.
 public struct BenchmarkFailure: Error, CustomStringConvertible {
     public let description: String
