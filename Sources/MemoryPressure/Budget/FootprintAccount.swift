@@ -136,6 +136,10 @@ final class FootprintAccount: Sendable {
             if crossing == nil { crossing = (.now, thresholdBytes) }
         }
         wake.withLock { $0 }?()
+        // Let the woken monitor run now rather than when this thread next gives up its core (a
+        // kernel without preemption would otherwise keep it waiting while this allocation faults
+        // its pages in). Only crossings pay this.
+        sched_yield()
     }
 
     private func refuse(_ bytes: Int, app: AppIdentifier, _ refusal: Refusal) -> MemoryPressureError {
