@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 @_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import SystemPackage
@@ -68,26 +69,37 @@ struct SavedDocument: Codable, Equatable {
     }
 
     @Test func aFailedSaveKeepsTheStateSavedBefore() throws {
+        // Temporary names are random; this archive draws a known one, so the test can plant a file there.
+        let archive = try StateArchive(directory: directory.path.appending("planted"), temporaryName: { "state.tmp" })
         try archive.save([9, 9], for: app)
-        // A directory where the temporary file goes makes the write fail, as a full disk would.
+        // A directory planted where the temporary file goes makes the write fail: the temporary
+        // file is created with O_EXCL, so nothing already there is reused.
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
         #expect(mkdir(temporary.string, 0o700) == 0)
         let error = #expect(throws: MemoryPressureError.self) { try archive.save([1], for: app) }
         #expect(error?.code == .stateNotSaved)
-        #expect(error?.errno == .isDirectory)
+        #expect(error?.errno == .fileExists)
         #expect(
             error?.description
-                == "state archive of \(app) at \(temporary) could not be saved (write: \(Errno.isDirectory)); the state saved before is kept"
+                == "state archive of \(app) at \(temporary) could not be saved (write: \(Errno.fileExists)); the state saved before is kept"
         )
         #expect(try archive.load(for: app) == [9, 9])
     }
 
     @Test func aFullDiskFailsTheSaveWithItsErrnoAndKeepsTheStateSavedBefore() throws {
+        // A 64 KiB tmpfs: a real full disk. Mounting it takes root (CAP_SYS_ADMIN).
+        let mountPoint = directory.path.appending("full")
+        #expect(mkdir(mountPoint.string, 0o700) == 0)
+        guard mount("tmpfs", mountPoint.string, "tmpfs", 0, "size=64k,mode=0700") == 0 else {
+            try Test.cancel("cannot mount a small tmpfs to fill (\(Errno(rawValue: errno))); needs root with CAP_SYS_ADMIN")
+        }
+        defer { umount2(mountPoint.string, Int32(MNT_DETACH)) }
+        let archive = try StateArchive(directory: mountPoint.appending("states"), temporaryName: { "state.tmp" })
         try archive.save([7], for: app)
-        // The temporary file leads to /dev/full, where every write fails with ENOSPC.
         let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
-        #expect(symlink("/dev/full", temporary.string) == 0)
-        let error = #expect(throws: MemoryPressureError.self) { try archive.save([1, 2, 3], for: app) }
+        let error = #expect(throws: MemoryPressureError.self) {
+            try archive.save([UInt8](repeating: 1, count: 1 << 20), for: app)
+        }
         #expect(error?.code == .stateNotSaved)
         #expect(error?.errno == .noSpace)
         #expect(
@@ -97,6 +109,50 @@ struct SavedDocument: Codable, Equatable {
         #expect(try archive.load(for: app) == [7])
         try archive.save([8], for: app)
         #expect(try archive.load(for: app) == [8])
+    }
+
+    /// Issue 18, item 6: two saves of one app at once, while loads run, 200 times over.
+    @Test func concurrentSavesSerializeAndLoadsSeeWholeFiles() throws {
+        let (archive, app) = (self.archive, self.app)
+        try archive.save(Array("round -1".utf8), for: app)
+        var previous = Array("round -1".utf8)
+        for round in 0..<200 {
+            // Different lengths, so a torn file cannot pass for either.
+            let first = Array("round \(round) first ".utf8) + [UInt8](repeating: 0x61, count: 4096 + round)
+            let second = Array("round \(round) second ".utf8) + [UInt8](repeating: 0x62, count: 9000 - round)
+            let saveErrors = SharedBox<[String]>([])
+            let loaded = SharedBox<[[UInt8]?]>([])
+            let loadErrors = SharedBox<[String]>([])
+            let savesDone = SharedBox(0)
+            DispatchQueue.concurrentPerform(iterations: 3) { task in
+                switch task {
+                case 0, 1:
+                    do {
+                        try archive.save(task == 0 ? first : second, for: app)
+                    } catch {
+                        saveErrors.update { $0.append("\(error)") }
+                    }
+                    savesDone.update { $0 += 1 }
+                default:
+                    repeat {
+                        do {
+                            let state = try archive.load(for: app)
+                            loaded.update { $0.append(state) }
+                        } catch {
+                            loadErrors.update { $0.append("\(error)") }
+                        }
+                    } while savesDone.value < 2
+                }
+            }
+            #expect(saveErrors.value.isEmpty, "round \(round)")
+            #expect(loadErrors.value.isEmpty, "round \(round)")
+            #expect(loaded.value.allSatisfy { $0 == previous || $0 == first || $0 == second }, "round \(round)")
+            let final = try archive.load(for: app)
+            #expect(final == first || final == second, "round \(round)")
+            #expect(try entries(of: archive.directory.appending(app.rawValue)) == ["state"], "round \(round)")
+            guard saveErrors.value.isEmpty, loadErrors.value.isEmpty, let final else { break }
+            previous = final
+        }
     }
 
     @Test func unusableDirectoriesAreClearErrors() throws {
@@ -160,6 +216,18 @@ func recordingLaunches(in options: SharedBox<[LaunchOptions]>) -> RecordingDeleg
     let delegate = RecordingDelegate()
     delegate.onWillFinishLaunching = { _, launch in options.update { $0.append(launch) } }
     return delegate
+}
+
+/// The names in the directory at `path`, sorted, without `.` and `..`.
+func entries(of path: FilePath) throws -> [String] {
+    guard let stream = opendir(path.string) else { throw Errno(rawValue: errno) }
+    defer { closedir(stream) }
+    var names: [String] = []
+    while let entry = readdir(stream) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
 }
 
 func readFile(_ path: FilePath) throws -> [UInt8] {

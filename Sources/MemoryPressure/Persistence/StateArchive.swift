@@ -9,64 +9,110 @@ import SystemPackage
 /// saved: the state is handed back in `LaunchOptions.restoredState` when the app launches again.
 ///
 /// Each app has a directory of its own (mode 0700) under the archive's directory, named by its
-/// identifier, holding one file (mode 0600). A save writes a temporary file, `fsync`s it, renames it
-/// over the old one and `fsync`s the directory: after a crash or a failed write, the file holds
-/// either the old state or the new one, never a mixture. The file carries a header with the length
-/// and a checksum of the state, so a damaged file is reported as corrupt instead of being handed
-/// back.
+/// identifier, holding one file (mode 0600). A save writes a temporary file with an unpredictable
+/// name (created with `O_CREAT|O_EXCL|O_NOFOLLOW`, so nothing planted there is followed or
+/// reused), `fsync`s it, renames it over the old one and `fsync`s the directory: after a crash or a
+/// failed write, the file holds either the old state or the new one, never a mixture. Saves for one
+/// app are serialized by an exclusive `flock` on its directory, across threads and processes: the
+/// last save to report success is the one on disk, and a load, which never takes the lock, sees a
+/// whole file. The file carries a header with the length and a checksum of the state, so a damaged
+/// file is reported as corrupt instead of being handed back.
 @_spi(Benchmarks) public final class StateArchive: Sendable {
     /// The directory holding one directory per app.
     package let directory: FilePath
 
+    /// The name of the next temporary file in an app's directory.
+    private let temporaryName: @Sendable () -> String
+
     static let fileName: FilePath.Component = "state"
-    static let temporaryFileName: FilePath.Component = "state.tmp"
+    /// The prefix of the temporary files; a random suffix follows.
+    static let temporaryPrefix = "state.tmp-"
+    /// How many names a save tries when the temporary name it drew is taken.
+    static let temporaryAttempts = 8
 
     /// An archive in `directory`, created (mode 0700, parents included) when missing.
-    package init(directory: FilePath) throws(MemoryPressureError) {
+    ///
+    /// - Parameter temporaryName: The name of the next temporary file; for tests, which plant
+    ///   files at a name they know. Random (``randomTemporaryName()``) by default.
+    package init(
+        directory: FilePath,
+        temporaryName: @escaping @Sendable () -> String = StateArchive.randomTemporaryName
+    ) throws(MemoryPressureError) {
         guard !directory.isEmpty else {
             throw .stateArchiveUnusable(app: nil, reason: "the path is empty", path: directory)
         }
         try Self.makeDirectory(directory, app: nil, creatingParents: true)
         self.directory = directory
+        self.temporaryName = temporaryName
+    }
+
+    /// `state.tmp-` and 16 random hexadecimal digits.
+    package static func randomTemporaryName() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let suffix = String(generator.next() as UInt64, radix: 16)
+        return temporaryPrefix + String(repeating: "0", count: 16 - suffix.count) + suffix
     }
 
     /// Saves `bytes` as `app`'s state, replacing what was saved before only once the new state is
-    /// safely on disk.
+    /// safely on disk. Waits for any other save of `app`'s state to finish first.
     package func save(_ bytes: [UInt8], for app: AppIdentifier) throws(MemoryPressureError) {
-        let appDirectory = directory.appending(app.rawValue)
-        try Self.makeDirectory(appDirectory, app: app, creatingParents: false)
-        let temporary = appDirectory.appending(Self.temporaryFileName)
-        let final = appDirectory.appending(Self.fileName)
+        let appDirectoryPath = directory.appending(app.rawValue)
+        try Self.makeDirectory(appDirectoryPath, app: app, creatingParents: false)
         let contents = StateArchiveFormat.encode(bytes)
 
-        func failed(_ operation: String, _ error: any Error, at path: FilePath) -> MemoryPressureError {
-            .stateWriteFailed(app: app, operation: operation, errno: error as? Errno ?? .ioError, path: path)
+        func failed(_ operation: String, _ error: Errno, at path: FilePath) -> MemoryPressureError {
+            .stateWriteFailed(app: app, operation: operation, errno: error, path: path)
         }
+        let appDirectory: FileDescriptor
         do {
-            let file = try FileDescriptor.open(
-                temporary, .writeOnly, options: [.create, .truncate, .closeOnExec], permissions: [.ownerReadWrite]
+            appDirectory = try FileDescriptor.open(appDirectoryPath, .readOnly, options: [.directory, .closeOnExec])
+        } catch {
+            throw failed("open directory", error as? Errno ?? .ioError, at: appDirectoryPath)
+        }
+        defer { try? appDirectory.close() }
+        // Held until the descriptor is closed: the next save of this app waits for this one.
+        while flock(appDirectory.rawValue, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw failed("lock", Errno(rawValue: errno), at: appDirectoryPath) }
+        }
+
+        var name = temporaryName()
+        var file: FileDescriptor?
+        for attempt in 1...Self.temporaryAttempts {
+            let descriptor = openat(
+                appDirectory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600
             )
+            if descriptor >= 0 {
+                file = FileDescriptor(rawValue: descriptor)
+                break
+            }
+            let error = Errno(rawValue: errno)
+            guard error == .fileExists, attempt < Self.temporaryAttempts else {
+                throw failed("write", error, at: appDirectoryPath.appending(name))
+            }
+            name = temporaryName()
+        }
+        guard let file else { throw failed("write", .fileExists, at: appDirectoryPath.appending(name)) }
+        let temporaryPath = appDirectoryPath.appending(name)
+        do {
             try file.closeAfter {
                 _ = try file.writeAll(contents)
                 try Self.sync(file)
             }
         } catch {
-            _ = unlink(temporary.string)
-            throw failed("write", error, at: temporary)
+            _ = unlinkat(appDirectory.rawValue, name, 0)
+            throw failed("write", error as? Errno ?? .ioError, at: temporaryPath)
         }
-        guard rename(temporary.string, final.string) == 0 else {
+        guard renameat(appDirectory.rawValue, name, appDirectory.rawValue, Self.fileName.string) == 0 else {
             let error = Errno(rawValue: errno)
-            _ = unlink(temporary.string)
-            throw failed("rename", error, at: final)
+            _ = unlinkat(appDirectory.rawValue, name, 0)
+            throw failed("rename", error, at: appDirectoryPath.appending(Self.fileName))
         }
         do {
-            let directoryDescriptor = try FileDescriptor.open(appDirectory, .readOnly, options: [.directory, .closeOnExec])
-            try directoryDescriptor.closeAfter { try Self.sync(directoryDescriptor) }
+            try Self.sync(appDirectory)
         } catch {
-            throw failed("fsync directory", error, at: appDirectory)
+            throw failed("fsync directory", error, at: appDirectoryPath)
         }
     }
-
     /// `app`'s saved state, or nil when it has none. Throws when a state exists but cannot be read
     /// or is damaged.
     package func load(for app: AppIdentifier) throws(MemoryPressureError) -> [UInt8]? {
