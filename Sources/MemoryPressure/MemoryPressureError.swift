@@ -471,6 +471,20 @@ extension MemoryPressureError {
         Self(.stateNotRestored, "\(stateSubject(app, path)) is corrupt: \(reason); the app launches fresh", app: app)
     }
 
+    /// `app`'s state, `size` bytes once encoded, is larger than the archive's `limit`.
+    static func stateTooLarge(app: AppIdentifier, size: Int, limit: Int, path: FilePath) -> Self {
+        Self(
+            .stateNotSaved,
+            "\(stateSubject(app, path)) could not be saved: the state file would be \(size) bytes, more than the \(limit)-byte limit; the state saved before is kept",
+            app: app
+        )
+    }
+
+    /// `app`'s saved state at `path` is not read, for `reason` (not a regular file, too large, a link).
+    static func stateRefused(app: AppIdentifier, reason: String, path: FilePath) -> Self {
+        Self(.stateNotRestored, "\(stateSubject(app, path)) is refused: \(reason); the app launches fresh", app: app)
+    }
+
     /// `app`'s state could not be encoded.
     static func stateEncodingFailed(app: AppIdentifier, reason: String) -> Self {
         Self(.stateNotSaved, "\(stateSubject(app, nil)) could not encode the state: \(reason)", app: app)

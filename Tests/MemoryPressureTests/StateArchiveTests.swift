@@ -165,6 +165,149 @@ struct SavedDocument: Codable, Equatable {
         }
     }
 
+    // MARK: Issue 18, item 7: a hostile filesystem
+
+    @Test func aSymlinkPlantedAtTheTemporaryNameIsNotFollowed() throws {
+        let archive = try StateArchive(directory: directory.path.appending("planted"), temporaryName: { "state.tmp" })
+        try archive.save([1], for: app)
+        let victim = directory.path.appending("victim")
+        try writeFile(victim, [42])
+        let temporary = archive.directory.appending(app.rawValue).appending("state.tmp")
+        #expect(symlink(victim.string, temporary.string) == 0)
+        let error = #expect(throws: MemoryPressureError.self) { try archive.save([2, 2], for: app) }
+        #expect(error?.code == .stateNotSaved)
+        #expect(error?.errno == .fileExists)
+        #expect(try readFile(victim) == [42])
+        #expect(try archive.load(for: app) == [1])
+    }
+
+    @Test func aSymlinkedAppDirectoryIsRefused() throws {
+        let elsewhere = directory.path.appending("elsewhere")
+        #expect(mkdir(elsewhere.string, 0o700) == 0)
+        let appDirectory = archive.directory.appending(app.rawValue)
+        #expect(symlink(elsewhere.string, appDirectory.string) == 0)
+        let saveError = #expect(throws: MemoryPressureError.self) { try archive.save([1], for: app) }
+        #expect(saveError?.code == .stateArchiveUnusable)
+        #expect(
+            saveError?.description
+                == "state archive of \(app) at \(appDirectory) cannot be used: it is a symbolic link, which is not followed; "
+                + "expected a writable directory (created with mode 0700 if missing)"
+        )
+        #expect(try entries(of: elsewhere).isEmpty)
+        // A state file planted behind the link is not read either.
+        try writeFile(elsewhere.appending("state"), StateArchiveFormat.encode([6, 6, 6]))
+        let loadError = #expect(throws: MemoryPressureError.self) { try archive.load(for: app) }
+        #expect(loadError?.code == .stateArchiveUnusable)
+        #expect(loadError?.app == app)
+    }
+
+    @Test func aSymlinkedStateFileIsRefused() throws {
+        try archive.save([1], for: app)
+        let planted = directory.path.appending("planted-state")
+        try writeFile(planted, StateArchiveFormat.encode([6, 6, 6]))
+        let file = archive.directory.appending(app.rawValue).appending("state")
+        #expect(unlink(file.string) == 0)
+        #expect(symlink(planted.string, file.string) == 0)
+        let error = #expect(throws: MemoryPressureError.self) { try archive.load(for: app) }
+        #expect(error?.code == .stateNotRestored)
+        #expect(
+            error?.description
+                == "state archive of \(app) at \(file) is refused: it is a symbolic link, which is not followed; the app launches fresh"
+        )
+    }
+
+    @Test func aBaseDirectoryOthersCanWriteIsRefusedUnlessStickyAndOurs() throws {
+        let base = directory.path.appending("shared")
+        #expect(mkdir(base.string, 0o700) == 0)
+        for mode: mode_t in [0o777, 0o770, 0o722] {
+            #expect(chmod(base.string, mode) == 0)
+            let error = #expect(throws: MemoryPressureError.self, "\(String(mode, radix: 8))") { try StateArchive(directory: base) }
+            #expect(error?.code == .stateArchiveUnusable)
+            #expect(
+                error?.description
+                    == "state archive at \(base) cannot be used: others can write it (mode 0\(String(mode, radix: 8))) and it is not "
+                    + "sticky and ours; expected a writable directory (created with mode 0700 if missing)"
+            )
+        }
+        // Made safe, then opened to others after the archive was made: the next save is refused.
+        #expect(chmod(base.string, 0o700) == 0)
+        let archive = try StateArchive(directory: base)
+        #expect(chmod(base.string, 0o777) == 0)
+        let error = #expect(throws: MemoryPressureError.self) { try archive.save([1], for: app) }
+        #expect(error?.code == .stateArchiveUnusable)
+        #expect(try entries(of: base).isEmpty)
+        // Sticky and ours, like a private /tmp: accepted.
+        #expect(chmod(base.string, 0o1777) == 0)
+        try archive.save([3], for: app)
+        #expect(try archive.load(for: app) == [3])
+    }
+
+    @Test func aStickyBaseDirectoryOfAnotherUserIsRefused() throws {
+        guard geteuid() == 0 else { try Test.cancel("giving a directory to another user takes root") }
+        let base = directory.path.appending("theirs")
+        #expect(mkdir(base.string, 0o700) == 0)
+        #expect(chown(base.string, 65534, 65534) == 0)
+        #expect(chmod(base.string, 0o1777) == 0)
+        let error = #expect(throws: MemoryPressureError.self) { try StateArchive(directory: base) }
+        #expect(error?.code == .stateArchiveUnusable)
+        #expect(
+            error?.description
+                == "state archive at \(base) cannot be used: it belongs to user 65534, who can write it; "
+                + "expected a writable directory (created with mode 0700 if missing)"
+        )
+    }
+
+    @Test func aFIFOIsRefusedWithoutWaiting() throws {
+        try archive.save([1], for: app)
+        let file = archive.directory.appending(app.rawValue).appending("state")
+        #expect(unlink(file.string) == 0)
+        guard mkfifo(file.string, 0o600) == 0 else {
+            try Test.cancel("cannot make a FIFO here (\(Errno(rawValue: errno)))")
+        }
+        let error = #expect(throws: MemoryPressureError.self) { try archive.load(for: app) }
+        #expect(error?.code == .stateNotRestored)
+        #expect(
+            error?.description
+                == "state archive of \(app) at \(file) is refused: it is not a regular file but a FIFO; the app launches fresh"
+        )
+    }
+
+    @Test func statesAndFilesPastTheSizeLimitAreRefused() throws {
+        let archive = try StateArchive(directory: directory.path.appending("small"), maximumFileSize: 1024)
+        try archive.save([UInt8](repeating: 1, count: 1000), for: app)
+        let file = archive.directory.appending(app.rawValue).appending("state")
+        let saveError = #expect(throws: MemoryPressureError.self) { try archive.save([UInt8](repeating: 2, count: 1001), for: app) }
+        #expect(saveError?.code == .stateNotSaved)
+        #expect(
+            saveError?.description
+                == "state archive of \(app) at \(file) could not be saved: the state file would be 1025 bytes, more than the "
+                + "1024-byte limit; the state saved before is kept"
+        )
+        #expect(try archive.load(for: app) == [UInt8](repeating: 1, count: 1000))
+        // A large sparse file planted in its place is not read.
+        #expect(truncate(file.string, 1 << 40) == 0)
+        let loadError = #expect(throws: MemoryPressureError.self) { try archive.load(for: app) }
+        #expect(loadError?.code == .stateNotRestored)
+        #expect(
+            loadError?.description
+                == "state archive of \(app) at \(file) is refused: it is \(1 << 40) bytes or more, more than the 1024-byte limit; "
+                + "the app launches fresh"
+        )
+    }
+
+    @Test func canonicallyEquivalentIdentifiersShareOneDirectoryNamedInNFC() throws {
+        let composed = try AppIdentifier("caf\u{E9}")
+        let decomposed = try AppIdentifier("cafe\u{301}")
+        #expect(composed == decomposed)
+        try archive.save([1], for: decomposed)
+        #expect(try archive.load(for: composed) == [1])
+        try archive.save([2], for: composed)
+        #expect(try archive.load(for: decomposed) == [2])
+        #expect(try entries(of: archive.directory).map { Array($0.utf8) } == [Array("caf\u{E9}".utf8)])
+        archive.remove(for: decomposed)
+        #expect(try archive.load(for: composed) == nil)
+    }
+
     @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()

@@ -8,12 +8,17 @@ extension App {
     /// The state is encoded as JSON and written atomically (a temporary file, `fsync`, a rename
     /// over the old file, `fsync` of the directory) into a directory of the app's own (mode 0700)
     /// under ``MemorySystem/Configuration/stateArchiveDirectory``; when the write fails, the state
-    /// saved before is kept and the error says why.
+    /// saved before is kept and the error says why. Saves of one app wait for each other: the last
+    /// to return is the one a launch restores. The encoded state, with a 24-byte header, may be at
+    /// most 64 MiB. Nothing in the archive is followed through a symbolic link, and an archive
+    /// directory others can write (unless sticky and ours) is refused. The app's directory is named
+    /// by its identifier in Unicode NFC, so canonically equivalent identifiers share one.
     ///
     /// - Parameter state: The state to save; it replaces the one saved before.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/stateArchiveUnusable`` when
-    ///   the system has no state archive directory or the app's directory cannot be made, or
-    ///   ``MemoryPressureError/Code/stateNotSaved`` when the state cannot be encoded or written.
+    ///   the system has no state archive directory, the archive's directory is unsafe, or the app's
+    ///   directory cannot be made or is a symbolic link, or ``MemoryPressureError/Code/stateNotSaved``
+    ///   when the state cannot be encoded or written or is larger than the limit.
     public nonisolated func saveState<State: Encodable>(_ state: State) throws(MemoryPressureError) {
         guard let stateArchive else { throw .noStateArchive(app: identifier) }
         let bytes: [UInt8]

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+@_spi(_Unicode) import Swift
 import SystemPackage
 
 /// A durable store of each app's saved state, so that an app the system terminates loses nothing it
@@ -17,12 +18,28 @@ import SystemPackage
 /// last save to report success is the one on disk, and a load, which never takes the lock, sees a
 /// whole file. The file carries a header with the length and a checksum of the state, so a damaged
 /// file is reported as corrupt instead of being handed back.
+///
+/// The archive trusts nothing below its directory: every file is opened relative to a directory
+/// descriptor with `O_NOFOLLOW`, so a symbolic link planted at an app's directory, its state file
+/// or a temporary name is refused, never followed. The archive's directory itself is refused when
+/// others can write it (group- or world-writable, or owned by another user than us or root), unless
+/// it is sticky and ours. A load reads only a regular file of at most ``maximumFileSize`` bytes
+/// (64 MiB by default, header included; a save of a larger state fails): a FIFO, a device or a
+/// larger file is a clear error, never a hang. An app's directory is named by its identifier in
+/// Unicode Normalization Form C (NFC), so two identifiers that compare equal (NFC `café` and NFD
+/// `café`) share one directory.
 @_spi(Benchmarks) public final class StateArchive: Sendable {
     /// The directory holding one directory per app.
     package let directory: FilePath
 
+    /// The largest state file a load reads and a save writes, in bytes, header included.
+    package let maximumFileSize: Int
+
     /// The name of the next temporary file in an app's directory.
     private let temporaryName: @Sendable () -> String
+
+    /// The default ``maximumFileSize``: 64 MiB.
+    package static let defaultMaximumFileSize = 64 << 20
 
     static let fileName: FilePath.Component = "state"
     /// The prefix of the temporary files; a random suffix follows.
@@ -34,8 +51,10 @@ import SystemPackage
     ///
     /// - Parameter temporaryName: The name of the next temporary file; for tests, which plant
     ///   files at a name they know. Random (``randomTemporaryName()``) by default.
+    /// - Parameter maximumFileSize: The largest state file, header included.
     package init(
         directory: FilePath,
+        maximumFileSize: Int = StateArchive.defaultMaximumFileSize,
         temporaryName: @escaping @Sendable () -> String = StateArchive.randomTemporaryName
     ) throws(MemoryPressureError) {
         guard !directory.isEmpty else {
@@ -43,7 +62,88 @@ import SystemPackage
         }
         try Self.makeDirectory(directory, app: nil, creatingParents: true)
         self.directory = directory
+        self.maximumFileSize = maximumFileSize
         self.temporaryName = temporaryName
+        let base = try openDirectory(for: nil)
+        try? base.close()
+    }
+
+    /// The name of `app`'s directory: its identifier in NFC.
+    package static func directoryName(for app: AppIdentifier) -> String {
+        String(decoding: app.rawValue._nfcCodeUnits, as: UTF8.self)
+    }
+
+    /// The archive's directory, opened and checked to be safe: refused when others can write it,
+    /// unless it is sticky and ours.
+    private func openDirectory(for app: AppIdentifier?) throws(MemoryPressureError) -> FileDescriptor {
+        let descriptor = open(directory.string, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let reason = "open failed: \(Errno(rawValue: errno))"
+            throw .stateArchiveUnusable(app: app, reason: reason, path: directory)
+        }
+        let file = FileDescriptor(rawValue: descriptor)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let reason = "fstat failed: \(Errno(rawValue: errno))"
+            try? file.close()
+            throw .stateArchiveUnusable(app: app, reason: reason, path: directory)
+        }
+        let ours = status.st_uid == geteuid()
+        let mode = String(status.st_mode & 0o7777, radix: 8)
+        var refusal: String?
+        if !ours && status.st_uid != 0 {
+            refusal = "it belongs to user \(status.st_uid), who can write it"
+        } else if status.st_mode & (S_IWGRP | S_IWOTH) != 0 && !(ours && status.st_mode & S_ISVTX != 0) {
+            refusal = "others can write it (mode 0\(mode)) and it is not sticky and ours"
+        }
+        if let refusal {
+            try? file.close()
+            throw .stateArchiveUnusable(app: app, reason: refusal, path: directory)
+        }
+        return file
+    }
+
+    /// `app`'s directory, opened relative to `base` without following a symbolic link, and
+    /// checked to be ours and writable by us alone; created (mode 0700) first when `creating`.
+    /// Nil when it does not exist and is not created.
+    private func openAppDirectory(
+        _ app: AppIdentifier, in base: FileDescriptor, creating: Bool
+    ) throws(MemoryPressureError) -> FileDescriptor? {
+        let name = Self.directoryName(for: app)
+        let path = directory.appending(name)
+        if creating, mkdirat(base.rawValue, name, 0o700) != 0, errno != EEXIST {
+            let reason = "mkdir failed: \(Errno(rawValue: errno))"
+            throw .stateArchiveUnusable(app: app, reason: reason, path: path)
+        }
+        let descriptor = openat(base.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .noSuchFileOrDirectory && !creating { return nil }
+            // With O_DIRECTORY, Linux reports a symbolic link as ENOTDIR.
+            var status = stat()
+            let isLink = fstatat(base.rawValue, name, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
+            let reason = switch error {
+            case _ where isLink, .tooManySymbolicLinkLevels: "it is a symbolic link, which is not followed"
+            case .notDirectory: "it is not a directory"
+            default: "open failed: \(error)"
+            }
+            throw .stateArchiveUnusable(app: app, reason: reason, path: path)
+        }
+        let file = FileDescriptor(rawValue: descriptor)
+        var status = stat()
+        var refusal: String?
+        if fstat(descriptor, &status) != 0 {
+            refusal = "fstat failed: \(Errno(rawValue: errno))"
+        } else if status.st_uid != geteuid() {
+            refusal = "it belongs to user \(status.st_uid), not to us"
+        } else if status.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            refusal = "others can write it (mode 0\(String(status.st_mode & 0o7777, radix: 8)))"
+        }
+        if let refusal {
+            try? file.close()
+            throw .stateArchiveUnusable(app: app, reason: refusal, path: path)
+        }
+        return file
     }
 
     /// `state.tmp-` and 16 random hexadecimal digits.
@@ -56,18 +156,19 @@ import SystemPackage
     /// Saves `bytes` as `app`'s state, replacing what was saved before only once the new state is
     /// safely on disk. Waits for any other save of `app`'s state to finish first.
     package func save(_ bytes: [UInt8], for app: AppIdentifier) throws(MemoryPressureError) {
-        let appDirectoryPath = directory.appending(app.rawValue)
-        try Self.makeDirectory(appDirectoryPath, app: app, creatingParents: false)
+        let appDirectoryPath = directory.appending(Self.directoryName(for: app))
         let contents = StateArchiveFormat.encode(bytes)
+        guard contents.count <= maximumFileSize else {
+            throw .stateTooLarge(app: app, size: contents.count, limit: maximumFileSize, path: appDirectoryPath.appending(Self.fileName))
+        }
 
         func failed(_ operation: String, _ error: Errno, at path: FilePath) -> MemoryPressureError {
             .stateWriteFailed(app: app, operation: operation, errno: error, path: path)
         }
-        let appDirectory: FileDescriptor
-        do {
-            appDirectory = try FileDescriptor.open(appDirectoryPath, .readOnly, options: [.directory, .closeOnExec])
-        } catch {
-            throw failed("open directory", error as? Errno ?? .ioError, at: appDirectoryPath)
+        let base = try openDirectory(for: app)
+        defer { try? base.close() }
+        guard let appDirectory = try openAppDirectory(app, in: base, creating: true) else {
+            throw failed("open directory", .noSuchFileOrDirectory, at: appDirectoryPath)
         }
         defer { try? appDirectory.close() }
         // Held until the descriptor is closed: the next save of this app waits for this one.
@@ -114,15 +215,58 @@ import SystemPackage
         }
     }
     /// `app`'s saved state, or nil when it has none. Throws when a state exists but cannot be read
-    /// or is damaged.
+    /// or is damaged, or when its file is not a regular file of at most ``maximumFileSize`` bytes.
     package func load(for app: AppIdentifier) throws(MemoryPressureError) -> [UInt8]? {
-        let path = directory.appending(app.rawValue).appending(Self.fileName)
+        let base = try openDirectory(for: app)
+        defer { try? base.close() }
+        guard let appDirectory = try openAppDirectory(app, in: base, creating: false) else { return nil }
+        defer { try? appDirectory.close() }
+        let path = directory.appending(Self.directoryName(for: app)).appending(Self.fileName)
+        // O_NONBLOCK: opening a FIFO does not wait for a writer.
+        let descriptor = openat(appDirectory.rawValue, Self.fileName.string, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = Errno(rawValue: errno)
+            switch error {
+            case .noSuchFileOrDirectory: return nil
+            case .tooManySymbolicLinkLevels: throw .stateRefused(app: app, reason: "it is a symbolic link, which is not followed", path: path)
+            default: throw .stateUnreadable(app: app, errno: error, path: path)
+            }
+        }
+        let file = FileDescriptor(rawValue: descriptor)
         let contents: [UInt8]
         do {
-            let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
-            contents = try file.closeAfter { try file.readToEnd() }
-        } catch Errno.noSuchFileOrDirectory {
-            return nil
+            contents = try file.closeAfter { () throws(MemoryPressureError) -> [UInt8] in
+                var status = stat()
+                guard fstat(descriptor, &status) == 0 else {
+                    throw .stateUnreadable(app: app, errno: Errno(rawValue: errno), path: path)
+                }
+                guard status.st_mode & S_IFMT == S_IFREG else {
+                    throw .stateRefused(app: app, reason: "it is not a regular file but \(Self.kind(of: status.st_mode))", path: path)
+                }
+                guard Int(status.st_size) <= maximumFileSize else {
+                    throw .stateRefused(app: app, reason: Self.tooLarge(Int(status.st_size), maximumFileSize), path: path)
+                }
+                // Reads up to one byte past the limit, in case the file grew since fstat.
+                let limit = maximumFileSize + 1
+                var bytes = [UInt8](repeating: 0, count: min(Int(status.st_size) + 1, limit))
+                var count = 0
+                while count < limit {
+                    if count == bytes.count { bytes += [UInt8](repeating: 0, count: min(bytes.count, limit - count)) }
+                    let got = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+                    if got == 0 { break }
+                    if got < 0 {
+                        if errno == EINTR { continue }
+                        throw .stateUnreadable(app: app, errno: Errno(rawValue: errno), path: path)
+                    }
+                    count += got
+                }
+                guard count <= maximumFileSize else {
+                    throw .stateRefused(app: app, reason: Self.tooLarge(count, maximumFileSize), path: path)
+                }
+                return Array(bytes.prefix(count))
+            }
+        } catch let error as MemoryPressureError {
+            throw error
         } catch {
             throw .stateUnreadable(app: app, errno: error as? Errno ?? .ioError, path: path)
         }
@@ -133,9 +277,29 @@ import SystemPackage
         }
     }
 
+    /// What a file of mode `mode` is, for an error message.
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: "a FIFO"
+        case S_IFDIR: "a directory"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "of type 0\(String(mode & S_IFMT, radix: 8))"
+        }
+    }
+
+    private static func tooLarge(_ size: Int, _ limit: Int) -> String {
+        "it is \(size) bytes or more, more than the \(limit)-byte limit"
+    }
+
     /// Deletes `app`'s saved state, if any.
     package func remove(for app: AppIdentifier) {
-        _ = unlink(directory.appending(app.rawValue).appending(Self.fileName).string)
+        guard let base = try? openDirectory(for: app) else { return }
+        defer { try? base.close() }
+        guard let appDirectory = try? openAppDirectory(app, in: base, creating: false) else { return }
+        _ = unlinkat(appDirectory.rawValue, Self.fileName.string, 0)
+        try? appDirectory.close()
     }
 
     /// Creates `path` with mode 0700 unless it is already a directory.
