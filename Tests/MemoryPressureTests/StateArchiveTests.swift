@@ -165,6 +165,19 @@ struct SavedDocument: Codable, Equatable {
         }
     }
 
+    @Test func temporaryFilesLeftByACrashedSaveAreRemovedByTheNextSave() throws {
+        try archive.save([1], for: app)
+        let appDirectory = archive.directory.appending(app.rawValue)
+        try writeFile(appDirectory.appending("state.tmp-00000000deadbeef"), [0xFF])
+        let victim = directory.path.appending("victim")
+        try writeFile(victim, [42])
+        #expect(symlink(victim.string, appDirectory.appending("state.tmp-feedfacecafebeef").string) == 0)
+        try archive.save([2], for: app)
+        #expect(try entries(of: appDirectory) == ["state"])
+        #expect(try readFile(victim) == [42])
+        #expect(try archive.load(for: app) == [2])
+    }
+
     // MARK: Issue 18, item 7: a hostile filesystem
 
     @Test func aSymlinkPlantedAtTheTemporaryNameIsNotFollowed() throws {

@@ -16,7 +16,8 @@ import SystemPackage
 /// failed write, the file holds either the old state or the new one, never a mixture. Saves for one
 /// app are serialized by an exclusive `flock` on its directory, across threads and processes: the
 /// last save to report success is the one on disk, and a load, which never takes the lock, sees a
-/// whole file. The file carries a header with the length and a checksum of the state, so a damaged
+/// whole file. Temporary files a crashed save left behind are removed by the app's next save,
+/// under the lock. The file carries a header with the length and a checksum of the state, so a damaged
 /// file is reported as corrupt instead of being handed back.
 ///
 /// The archive trusts nothing below its directory: every file is opened relative to a directory
@@ -175,6 +176,8 @@ import SystemPackage
         while flock(appDirectory.rawValue, LOCK_EX) != 0 {
             guard errno == EINTR else { throw failed("lock", Errno(rawValue: errno), at: appDirectoryPath) }
         }
+        // No other save runs now: what temporary files remain were left by a save that crashed.
+        Self.removeTemporaries(in: appDirectory)
 
         var name = temporaryName()
         var file: FileDescriptor?
@@ -275,6 +278,24 @@ import SystemPackage
         } catch {
             throw .stateCorrupt(app: app, reason: error.reason, path: path)
         }
+    }
+
+    /// Removes the temporary files (`state.tmp-*`) in the app directory `directory`, without
+    /// following any link.
+    private static func removeTemporaries(in directory: FileDescriptor) {
+        let copy = dup(directory.rawValue)
+        guard copy >= 0 else { return }
+        guard let stream = fdopendir(copy) else {
+            _ = close(copy)
+            return
+        }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasPrefix(temporaryPrefix) { names.append(name) }
+        }
+        closedir(stream)
+        for name in names { _ = unlinkat(directory.rawValue, name, 0) }
     }
 
     /// What a file of mode `mode` is, for an error message.
