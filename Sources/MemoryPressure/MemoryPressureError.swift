@@ -95,13 +95,16 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
 
         // MARK: State archive
 
-        /// The state archive cannot be used: its directory is not a usable directory, or the app was
-        /// made without an archive.
+        /// The state archive cannot be used: its directory is not a usable directory, others can
+        /// write it (and it is not sticky and ours), the app's directory is a symbolic link or not
+        /// ours alone, or the app was made without an archive. Saves and loads both report it.
         public static let stateArchiveUnusable = Code(.stateArchiveUnusable)
-        /// A state could not be saved: it could not be encoded, or the write failed (the directory is
-        /// read-only, the disk is full, …). The state saved before is kept.
+        /// A state could not be saved: it could not be encoded, it is larger than the archive's limit
+        /// (64 MiB with its header), or the write failed (the directory is read-only, the disk is
+        /// full, a file is planted at the temporary name, …). The state saved before is kept.
         public static let stateNotSaved = Code(.stateNotSaved)
-        /// A saved state could not be restored: it could not be read, it is damaged (its header,
+        /// A saved state could not be restored: it could not be read, it is refused (a symbolic link,
+        /// not a regular file, or larger than the archive's limit), it is damaged (its header,
         /// length or checksum does not match), or it does not decode as the type asked for. The app
         /// launches fresh.
         public static let stateNotRestored = Code(.stateNotRestored)
