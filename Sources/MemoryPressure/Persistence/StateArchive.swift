@@ -112,9 +112,14 @@ import SystemPackage
     ) throws(MemoryPressureError) -> FileDescriptor? {
         let name = Self.directoryName(for: app)
         let path = directory.appending(name)
-        if creating, mkdirat(base.rawValue, name, 0o700) != 0, errno != EEXIST {
-            let reason = "mkdir failed: \(Errno(rawValue: errno))"
-            throw .stateArchiveUnusable(app: app, reason: reason, path: path)
+        if creating {
+            if mkdirat(base.rawValue, name, 0o700) == 0 {
+                // The new directory's entry in the archive's directory survives a crash.
+                _ = fsync(base.rawValue)
+            } else if errno != EEXIST {
+                let reason = "mkdir failed: \(Errno(rawValue: errno))"
+                throw .stateArchiveUnusable(app: app, reason: reason, path: path)
+            }
         }
         let descriptor = openat(base.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
