@@ -154,6 +154,43 @@ struct EndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: report.path))
     }
 
+    /// Issue 18, items 2, 4 and 5: an output path that is not a regular file, that names another
+    /// output's file, or that cannot be created is one line and exit 2 before the run starts, and
+    /// leaves what is there as it was. The device node needs root: skipped without it.
+    @Test func hostileOutputPathsExitWithStatusTwoBeforeTheRun() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let base = directory.path
+        #expect(mkfifo("\(base)/fifo", 0o644) == 0)
+        #expect(symlink("\(base)/victim", "\(base)/link") == 0)
+        try Data("keep".utf8).write(to: directory.appending(path: "victim"))
+        var cases: [([String], String)] = [
+            (["--report", "\(base)/fifo"], "--report \"\(base)/fifo\" is a FIFO; expected a regular file or a new one"),
+            (["--timeline", "\(base)/link"], "--timeline \"\(base)/link\" is a symbolic link; expected a regular file or a new one"),
+            (["--report", "\(base)/victim", "--timeline", "\(base)/./victim"], "--report \"\(base)/victim\" and --timeline \"\(base)/./victim\" name one file; expected a different file for each"),
+            (["--chart", "/proc/x"], "--chart \"/proc/x\": cannot create a file in directory \"/proc\": "),
+            (["--report", "\(base)/" + String(repeating: "n", count: 256)], ": the file name is 256 bytes long; expected at most 255"),
+        ]
+        if getuid() == 0 {
+            #expect(mknod("\(base)/null", S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0)
+            cases.append((["--report", "\(base)/null"], "--report \"\(base)/null\" is a character device; expected a regular file or a new one"))
+        }
+        for (arguments, expected) in cases {
+            let run = try runTool(["run", "--duration", "1s", "--quiet"] + arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
+            #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty, "\(arguments)")
+        }
+        var status = stat()
+        #expect(lstat("\(base)/fifo", &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat("\(base)/link", &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+        if getuid() == 0 {
+            #expect(lstat("\(base)/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR)
+        }
+        #expect(try String(contentsOfFile: "\(base)/victim", encoding: .utf8) == "keep")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base).sorted() == (getuid() == 0 ? ["fifo", "link", "null", "victim"] : ["fifo", "link", "victim"]))
+    }
+
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
