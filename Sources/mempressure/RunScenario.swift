@@ -69,11 +69,15 @@ struct RunScenario: AsyncParsableCommand {
         options.manager = !noManager
         let simulation = try Simulation(scenario: chosen, options: options)
 
-        print("mempressure: scenario \(chosen.name) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
-            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")")
+        // Standard output may be a pipe whose reader goes away: its writes then fail with EPIPE,
+        // and the run still finishes and writes its files. Every line is written at once.
+        signal(SIGPIPE, SIG_IGN)
+        var output = StandardOutput()
+        output.write("mempressure: scenario \(chosen.name) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
+            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")\n")
         let display = ProgressDisplay(live: !quiet && isatty(STDOUT_FILENO) != 0)
         let result = try await display.follow(simulation)
-        print(SummaryTable(report: result.report).text, terminator: "")
+        output.write(SummaryTable(report: result.report).text)
         try outputs.write(result)
         let violations = result.report.invariantViolations
         if !violations.isEmpty {

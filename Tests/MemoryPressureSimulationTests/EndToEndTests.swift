@@ -191,6 +191,41 @@ struct EndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: base).sorted() == (getuid() == 0 ? ["fifo", "link", "null", "victim"] : ["fifo", "link", "victim"]))
     }
 
+    /// Issue 18, item 9: progress to a pipe arrives a line at a time while the run goes on, and
+    /// when the reader goes away the run still finishes, writes its report and exits 0.
+    @Test func progressToAPipeIsFlushedPerLineAndAClosedReaderDoesNotStopTheRun() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appending(path: "report.json")
+        let process = Process()
+        // As from a shell: SIGPIPE at its default action (this test process may ignore it, and an
+        // ignored signal stays ignored across exec).
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["--default-signal=PIPE", try Self.executable().path, "run", "--scenario", "quick", "--duration", "4s", "--quiet", "--report", report.path]
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        let started = ContinuousClock.now
+        try process.run()
+        var received = ""
+        while !received.contains(" footprint ") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        #expect(received.hasPrefix("mempressure: scenario quick"))
+        #expect(received.contains(" footprint "), "a progress line arrives before the run ends: \(received.debugDescription)")
+        let arrival = ContinuousClock.now - started
+        #expect(arrival < .seconds(3), "the first progress line (at 1 s of 4) came after \(arrival)")
+        try output.fileHandleForReading.close()
+        process.waitUntilExit()
+        let errorText = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "stderr: \(errorText)")
+        let written = try JSONDecoder().decode(SimulationReport.self, from: Data(contentsOf: report))
+        #expect(written.scenario == "quick" && written.invariantViolations == [])
+    }
+
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
