@@ -226,6 +226,31 @@ struct EndToEndTests {
         #expect(written.scenario == "quick" && written.invariantViolations == [])
     }
 
+    /// Issue 18, item 10: bad `stats --watch` input is exit 2 and one accurate line, before any
+    /// sample is taken; intervals below the documented floor of 1 ms are refused.
+    @Test(arguments: [
+        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a number"#),
+        (["--budget", "-1GiB"], "--budget: memory budget of -1073741824 bytes is not positive"),
+        (["--interval", "-1s"], #"--interval "-1s" is negative; expected a duration of at least 1ms"#),
+        (["--count", "-1"], "--count -1 is not positive; expected 1 or more samples"),
+        (["--interval", "1ns"], #"--interval "1ns" is below the floor of 1ms; expected a duration of at least 1ms"#),
+        (["--interval", "0.5ms"], #"--interval "0.5ms" is below the floor of 1ms"#),
+        (["--interval", "soon"], #"--interval "soon" is not a duration; expected a duration of at least 1ms"#),
+    ])
+    func badWatchInputExitsWithStatusTwoInOneAccurateLine(_ arguments: [String], _ expected: String) throws {
+        let run = try runTool(["stats", "--watch", "--count", "1"] + arguments)
+        #expect(run.status == 2)
+        #expect(run.standardError.hasPrefix("mempressure: " + expected), "stderr: \(run.standardError)")
+        #expect(!run.standardError.contains("Missing value"))
+        #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty)
+    }
+
+    @Test func watchingAtTheFloorIntervalTakesTheSamplesAsked() throws {
+        let run = try runTool(["stats", "--watch", "--interval", "1ms", "--count", "3"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.split(separator: "\n").filter { $0.contains(" footprint ") }.count == 3)
+    }
+
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
