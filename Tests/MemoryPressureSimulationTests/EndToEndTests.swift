@@ -251,6 +251,67 @@ struct EndToEndTests {
         #expect(run.standardOutput.split(separator: "\n").filter { $0.contains(" footprint ") }.count == 3)
     }
 
+    /// Issue 18, item 8: a signal during a run stops it, removes its temporary state directory,
+    /// writes no output and exits with 128 + the signal's number, in one line.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalStopsTheRunRemovesItsStateAndWritesNothing(_ signal: Int32) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try startInterruptibleRun(in: directory)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run.temporary.path).count == 1, "the run's state directory exists")
+        #expect(kill(run.process.processIdentifier, signal) == 0)
+        run.process.waitUntilExit()
+        let errorText = String(decoding: run.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal]!
+        #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 128 + signal)
+        #expect(errorText == "mempressure: stopped by \(name); no outputs written\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run.temporary.path).isEmpty, "the state directory is removed")
+        #expect(!FileManager.default.fileExists(atPath: run.report.path), "no output is written")
+    }
+
+    /// A second signal exits at once with 128 + its number: `_exit` in the handler, so without the
+    /// orderly stop's line. Sent to the process, the two may be taken by two threads in either
+    /// order, so the status is 128 + whichever came second; the empty standard error proves the
+    /// immediate exit (the orderly stop always writes its line).
+    @Test func aSecondSignalExitsAtOnce() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try startInterruptibleRun(in: directory)
+        #expect(kill(run.process.processIdentifier, SIGINT) == 0 && kill(run.process.processIdentifier, SIGTERM) == 0)
+        run.process.waitUntilExit()
+        let errorText = String(decoding: run.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(run.process.terminationReason == .exit && [128 + SIGINT, 128 + SIGTERM].contains(run.process.terminationStatus))
+        #expect(errorText.isEmpty, "the immediate exit writes nothing: \(errorText)")
+        #expect(!FileManager.default.fileExists(atPath: run.report.path), "no output is written")
+    }
+
+    /// A 30-second run of `quick` with its temporary directory under `directory`, once its first
+    /// progress line has come.
+    private func startInterruptibleRun(in directory: URL) throws -> (process: Process, error: Pipe, temporary: URL, report: URL) {
+        let temporary = directory.appending(path: "tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let report = directory.appending(path: "report.json")
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = ["run", "--scenario", "quick", "--duration", "30s", "--quiet", "--report", report.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        var received = ""
+        while !received.contains(" footprint ") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        #expect(received.contains(" footprint "), "the run is under way: \(received.debugDescription)")
+        return (process, error, temporary, report)
+    }
+
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
