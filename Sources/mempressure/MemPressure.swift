@@ -29,6 +29,8 @@ struct MemPressure: AsyncParsableCommand {
             }
         } catch let error as BadInput {
             fail(error.description)
+        } catch let error as OutputFiles.OutputError {
+            fail(error.description, status: 1)
         } catch where exitCode(for: error) == .validationFailure {
             fail(message(for: error))
         } catch {
@@ -36,11 +38,11 @@ struct MemPressure: AsyncParsableCommand {
         }
     }
 
-    private static func fail(_ message: String) -> Never {
+    private static func fail(_ message: String, status: Int32 = 2) -> Never {
         let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
         var standardError = StandardError()
         print("mempressure: \(line)", to: &standardError)
-        Glibc.exit(2)
+        Glibc.exit(status)
     }
 }
 

@@ -42,7 +42,8 @@ struct ProgressDisplay: Sendable {
             var output = StandardOutput()
             output.write("\r\u{1B}[2K" + liveLine(progress))
         } else {
-            print(plainLine(progress))
+            var output = StandardOutput()
+            output.write(plainLine(progress) + "\n")
         }
     }
 

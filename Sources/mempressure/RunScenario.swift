@@ -69,12 +69,19 @@ struct RunScenario: AsyncParsableCommand {
         options.manager = !noManager
         let simulation = try Simulation(scenario: chosen, options: options)
 
-        print("mempressure: scenario \(chosen.name) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
-            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")")
+        // Standard output may be a pipe whose reader goes away: its writes then fail with EPIPE,
+        // and the run still finishes and writes its files. Every line is written at once.
+        signal(SIGPIPE, SIG_IGN)
+        var output = StandardOutput()
+        output.write("mempressure: scenario \(chosen.name) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
+            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")\n")
         let display = ProgressDisplay(live: !quiet && isatty(STDOUT_FILENO) != 0)
-        let result = try await display.follow(simulation)
-        print(SummaryTable(report: result.report).text, terminator: "")
+        Interruption.install()
+        let result = try await Interruption.cancelling { try await display.follow(simulation) }
+        try Self.stopIfInterrupted(written: false)
+        output.write(SummaryTable(report: result.report).text)
         try outputs.write(result)
+        try Self.stopIfInterrupted(written: true)
         let violations = result.report.invariantViolations
         if !violations.isEmpty {
             var standardError = StandardError()
@@ -82,6 +89,15 @@ struct RunScenario: AsyncParsableCommand {
             for violation in violations { print("  \(violation)", to: &standardError) }
             throw ExitCode(1)
         }
+    }
+
+    /// After SIGINT, SIGTERM or SIGHUP: one line saying so, and exit 128 + the signal's number.
+    /// The simulation, cancelled, has removed its temporary state directory by now.
+    private static func stopIfInterrupted(written: Bool) throws {
+        guard let signal = Interruption.signal else { return }
+        var standardError = StandardError()
+        print("mempressure: stopped by \(Interruption.name(signal)); " + (written ? "the outputs were written whole before it came" : "no outputs written"), to: &standardError)
+        throw ExitCode(128 + signal)
     }
 
     /// Warnings and errors only, on standard error, so that the memory system's notices do not

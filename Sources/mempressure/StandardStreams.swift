@@ -11,8 +11,9 @@ struct StandardError: TextOutputStream {
     }
 }
 
-/// Standard output, unbuffered: for the live progress line, which must show before its newline.
-/// Lines printed with `print` end in a newline, so a terminal has them flushed already.
+/// Standard output, unbuffered: each write reaches a terminal or a pipe at once (a progress line
+/// must show when it is made, not when the tool exits). When the reader has gone (`EPIPE`, with
+/// `SIGPIPE` ignored by the run) the text is dropped and the tool carries on.
 struct StandardOutput: TextOutputStream {
     mutating func write(_ text: String) {
         writeAll(text, to: STDOUT_FILENO)
@@ -23,6 +24,7 @@ private func writeAll(_ text: String, to descriptor: Int32) {
     var bytes = Array(text.utf8)[...]
     while !bytes.isEmpty {
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written < 0, errno == EINTR { continue }
         guard written > 0 else { return }
         bytes = bytes.dropFirst(written)
     }

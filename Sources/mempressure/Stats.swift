@@ -1,5 +1,6 @@
 import ArgumentParser
 import Jemalloc
+import Logging
 @_spi(Benchmarks) import MemoryPressure
 
 #if canImport(FoundationEssentials)
@@ -22,30 +23,66 @@ struct Stats: AsyncParsableCommand {
     @Flag(help: "Print a sample and the pressure level every interval, until interrupted or --count samples.")
     var watch = false
 
-    @Option(help: "Time between samples with --watch, such as 500ms, 2s or 1.5m.", transform: { text in
-        try DurationParser.parse(text)
-    })
-    var interval: Duration = .seconds(1)
+    @Option(parsing: .unconditional, help: "Time between samples with --watch, such as 500ms, 2s or 1.5m; at least 1ms.")
+    var interval = "1s"
 
-    @Option(help: "Budget the level is judged against with --watch, such as 512MiB, 2GiB or 1.5G (default: 90% of the cgroup's limit, else of physical memory).")
+    @Option(parsing: .unconditional, help: "Budget the level is judged against with --watch, such as 512MiB, 2GiB or 1.5G (default: 90% of the cgroup's limit, else of physical memory).")
     var budget: String?
 
-    @Option(help: "Stop after this many samples with --watch.")
+    @Option(parsing: .unconditional, help: "Stop after this many samples with --watch.")
     var count: Int?
+
+    /// The shortest interval between samples: below it the monitor would keep a core busy.
+    static let minimumInterval = Duration.milliseconds(1)
 
     func validate() throws {
         if let count, count < 1 {
             throw ValidationError("--count \(count) is not positive; expected 1 or more samples")
         }
-        if interval <= .zero {
-            throw ValidationError("--interval \(interval) is not positive; expected a duration greater than zero, such as 500ms")
-        }
+        _ = try samplingInterval()
         if !watch, budget != nil || count != nil {
             throw ValidationError("--budget and --count apply only with --watch")
         }
         if watch, json {
             throw ValidationError("--json applies only without --watch")
         }
+        _ = try watchBudget(limits: Self.limits)
+    }
+
+    /// `--interval`, checked to be a duration of at least ``minimumInterval``.
+    private func samplingInterval() throws(ValidationError) -> Duration {
+        let expected = "expected a duration of at least 1ms, such as 500ms, 2s or 1.5m"
+        if interval.trimmingPrefix(while: \.isWhitespace).hasPrefix("-") {
+            throw ValidationError("--interval \(interval.debugDescription) is negative; \(expected)")
+        }
+        let duration: Duration
+        do {
+            duration = try DurationParser.parse(interval)
+        } catch {
+            throw ValidationError("--interval \(interval.debugDescription) is not a duration; \(expected)")
+        }
+        guard duration >= Self.minimumInterval else {
+            throw ValidationError("--interval \(interval.debugDescription) is below the floor of 1ms; \(expected)")
+        }
+        return duration
+    }
+
+    /// `--budget` checked against `limits`, or the automatic budget; nil without `--watch`.
+    private func watchBudget(limits: MemoryLimits) throws(ValidationError) -> MemoryBudget? {
+        guard watch else { return nil }
+        do {
+            return try budget.map { text throws(MemoryPressureError) in try MemoryBudget(parsing: text, limits: limits) }
+                ?? MemoryBudget.resolve(.automatic(), limits: limits)
+        } catch {
+            throw ValidationError("--budget: \(error)")
+        }
+    }
+
+    /// The machine's limits, read with warnings only: a notice would break the one-line error.
+    private static var limits: MemoryLimits {
+        var handler = StreamLogHandler.standardError(label: "mempressure")
+        handler.logLevel = .warning
+        return MemoryLimits.current(logger: Logger(label: "mempressure") { _ in handler })
     }
 
     func run() async throws {
@@ -65,8 +102,8 @@ struct Stats: AsyncParsableCommand {
 
     /// Runs a pressure monitor and prints each sample it publishes with its level.
     private func watchSamples() async throws {
-        let resolved = try budget.map { text throws(MemoryPressureError) in try MemoryBudget(parsing: text) }
-            ?? MemoryBudget.resolve(.automatic())
+        guard let resolved = try watchBudget(limits: Self.limits) else { return }
+        let interval = try samplingInterval()
         var configuration = PressureMonitor.Configuration(budget: resolved)
         configuration.interval = interval
         configuration.allocatorRefreshInterval = interval

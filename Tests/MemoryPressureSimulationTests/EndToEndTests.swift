@@ -154,6 +154,164 @@ struct EndToEndTests {
         #expect(!FileManager.default.fileExists(atPath: report.path))
     }
 
+    /// Issue 18, items 2, 4 and 5: an output path that is not a regular file, that names another
+    /// output's file, or that cannot be created is one line and exit 2 before the run starts, and
+    /// leaves what is there as it was. The device node needs root: skipped without it.
+    @Test func hostileOutputPathsExitWithStatusTwoBeforeTheRun() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let base = directory.path
+        #expect(mkfifo("\(base)/fifo", 0o644) == 0)
+        #expect(symlink("\(base)/victim", "\(base)/link") == 0)
+        try Data("keep".utf8).write(to: directory.appending(path: "victim"))
+        var cases: [([String], String)] = [
+            (["--report", "\(base)/fifo"], "--report \"\(base)/fifo\" is a FIFO; expected a regular file or a new one"),
+            (["--timeline", "\(base)/link"], "--timeline \"\(base)/link\" is a symbolic link; expected a regular file or a new one"),
+            (["--report", "\(base)/victim", "--timeline", "\(base)/./victim"], "--report \"\(base)/victim\" and --timeline \"\(base)/./victim\" name one file; expected a different file for each"),
+            (["--chart", "/proc/x"], "--chart \"/proc/x\": cannot create a file in directory \"/proc\": "),
+            (["--report", "\(base)/" + String(repeating: "n", count: 256)], ": the file name is 256 bytes long; expected at most 255"),
+        ]
+        if getuid() == 0 {
+            #expect(mknod("\(base)/null", S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0)
+            cases.append((["--report", "\(base)/null"], "--report \"\(base)/null\" is a character device; expected a regular file or a new one"))
+        }
+        for (arguments, expected) in cases {
+            let run = try runTool(["run", "--duration", "1s", "--quiet"] + arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
+            #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty, "\(arguments)")
+        }
+        var status = stat()
+        #expect(lstat("\(base)/fifo", &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat("\(base)/link", &status) == 0 && status.st_mode & S_IFMT == S_IFLNK)
+        if getuid() == 0 {
+            #expect(lstat("\(base)/null", &status) == 0 && status.st_mode & S_IFMT == S_IFCHR)
+        }
+        #expect(try String(contentsOfFile: "\(base)/victim", encoding: .utf8) == "keep")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: base).sorted() == (getuid() == 0 ? ["fifo", "link", "null", "victim"] : ["fifo", "link", "victim"]))
+    }
+
+    /// Issue 18, item 9: progress to a pipe arrives a line at a time while the run goes on, and
+    /// when the reader goes away the run still finishes, writes its report and exits 0.
+    @Test func progressToAPipeIsFlushedPerLineAndAClosedReaderDoesNotStopTheRun() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let report = directory.appending(path: "report.json")
+        let process = Process()
+        // As from a shell: SIGPIPE at its default action (this test process may ignore it, and an
+        // ignored signal stays ignored across exec).
+        process.executableURL = URL(filePath: "/usr/bin/env")
+        process.arguments = ["--default-signal=PIPE", try Self.executable().path, "run", "--scenario", "quick", "--duration", "4s", "--quiet", "--report", report.path]
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        let started = ContinuousClock.now
+        try process.run()
+        var received = ""
+        while !received.contains(" footprint ") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        #expect(received.hasPrefix("mempressure: scenario quick"))
+        #expect(received.contains(" footprint "), "a progress line arrives before the run ends: \(received.debugDescription)")
+        let arrival = ContinuousClock.now - started
+        #expect(arrival < .seconds(3), "the first progress line (at 1 s of 4) came after \(arrival)")
+        try output.fileHandleForReading.close()
+        process.waitUntilExit()
+        let errorText = String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "stderr: \(errorText)")
+        let written = try JSONDecoder().decode(SimulationReport.self, from: Data(contentsOf: report))
+        #expect(written.scenario == "quick" && written.invariantViolations == [])
+    }
+
+    /// Issue 18, item 10: bad `stats --watch` input is exit 2 and one accurate line, before any
+    /// sample is taken; intervals below the documented floor of 1 ms are refused.
+    @Test(arguments: [
+        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a number"#),
+        (["--budget", "-1GiB"], "--budget: memory budget of -1073741824 bytes is not positive"),
+        (["--interval", "-1s"], #"--interval "-1s" is negative; expected a duration of at least 1ms"#),
+        (["--count", "-1"], "--count -1 is not positive; expected 1 or more samples"),
+        (["--interval", "1ns"], #"--interval "1ns" is below the floor of 1ms; expected a duration of at least 1ms"#),
+        (["--interval", "0.5ms"], #"--interval "0.5ms" is below the floor of 1ms"#),
+        (["--interval", "soon"], #"--interval "soon" is not a duration; expected a duration of at least 1ms"#),
+    ])
+    func badWatchInputExitsWithStatusTwoInOneAccurateLine(_ arguments: [String], _ expected: String) throws {
+        let run = try runTool(["stats", "--watch", "--count", "1"] + arguments)
+        #expect(run.status == 2)
+        #expect(run.standardError.hasPrefix("mempressure: " + expected), "stderr: \(run.standardError)")
+        #expect(!run.standardError.contains("Missing value"))
+        #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty)
+    }
+
+    @Test func watchingAtTheFloorIntervalTakesTheSamplesAsked() throws {
+        let run = try runTool(["stats", "--watch", "--interval", "1ms", "--count", "3"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.split(separator: "\n").filter { $0.contains(" footprint ") }.count == 3)
+    }
+
+    /// Issue 18, item 8: a signal during a run stops it, removes its temporary state directory,
+    /// writes no output and exits with 128 + the signal's number, in one line.
+    @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+    func aSignalStopsTheRunRemovesItsStateAndWritesNothing(_ signal: Int32) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try startInterruptibleRun(in: directory)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run.temporary.path).count == 1, "the run's state directory exists")
+        #expect(kill(run.process.processIdentifier, signal) == 0)
+        run.process.waitUntilExit()
+        let errorText = String(decoding: run.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let name = [SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP"][signal]!
+        #expect(run.process.terminationReason == .exit && run.process.terminationStatus == 128 + signal)
+        #expect(errorText == "mempressure: stopped by \(name); no outputs written\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: run.temporary.path).isEmpty, "the state directory is removed")
+        #expect(!FileManager.default.fileExists(atPath: run.report.path), "no output is written")
+    }
+
+    /// A second signal exits at once with 128 + its number: `_exit` in the handler, so without the
+    /// orderly stop's line. Sent to the process, the two may be taken by two threads in either
+    /// order, so the status is 128 + whichever came second; the empty standard error proves the
+    /// immediate exit (the orderly stop always writes its line).
+    @Test func aSecondSignalExitsAtOnce() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try startInterruptibleRun(in: directory)
+        #expect(kill(run.process.processIdentifier, SIGINT) == 0 && kill(run.process.processIdentifier, SIGTERM) == 0)
+        run.process.waitUntilExit()
+        let errorText = String(decoding: run.error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(run.process.terminationReason == .exit && [128 + SIGINT, 128 + SIGTERM].contains(run.process.terminationStatus))
+        #expect(errorText.isEmpty, "the immediate exit writes nothing: \(errorText)")
+        #expect(!FileManager.default.fileExists(atPath: run.report.path), "no output is written")
+    }
+
+    /// A 30-second run of `quick` with its temporary directory under `directory`, once its first
+    /// progress line has come.
+    private func startInterruptibleRun(in directory: URL) throws -> (process: Process, error: Pipe, temporary: URL, report: URL) {
+        let temporary = directory.appending(path: "tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        let report = directory.appending(path: "report.json")
+        let process = Process()
+        process.executableURL = try Self.executable()
+        process.arguments = ["run", "--scenario", "quick", "--duration", "30s", "--quiet", "--report", report.path]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        process.environment = environment
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        var received = ""
+        while !received.contains(" footprint ") {
+            let data = output.fileHandleForReading.availableData
+            if data.isEmpty { break }
+            received += String(decoding: data, as: UTF8.self)
+        }
+        #expect(received.contains(" footprint "), "the run is under way: \(received.debugDescription)")
+        return (process, error, temporary, report)
+    }
+
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

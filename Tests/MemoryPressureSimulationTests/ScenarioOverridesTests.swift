@@ -20,6 +20,28 @@ struct ScenarioOverridesTests {
         #expect(Set(scenario.apps.map(\.name)).count == 11)
     }
 
+    /// Issue 18, item 1: a name too long to take a suffix (254 bytes, or 255 in two-byte scalars)
+    /// used to make the copying loop forever. Copies are cut to fit, at a scalar, and stay distinct.
+    @Test(.timeLimit(.minutes(1)), arguments: [
+        String(repeating: "a", count: 254), String(repeating: "é", count: 127) + "a", String(repeating: "a", count: 253) + "-2",
+    ])
+    func copiesOfAnAppWithAMaximalNameEndPromptly(_ name: String) throws {
+        let scenario = try parseScenario(#"{ "budget": "1GiB", "apps": [{ "name": "\#(name)", "profile": "utility" }, { "name": "photos-2", "profile": "photos" }] }"#)
+        let start = ContinuousClock.now
+        for count in [2, 3, 64] {
+            let resized = try ScenarioOverrides(appCount: count).apply(to: scenario, limits: eightGiBMachine)
+            #expect(resized.apps.count == count)
+            #expect(Set(resized.apps.map(\.name)).count == count, "copies must have distinct names")
+            #expect(resized.apps.allSatisfy { $0.name.rawValue.utf8.count <= AppIdentifier.maximumByteCount })
+            if count >= 3 {
+                let copy = resized.apps[2].name.rawValue
+                let numbered = String(copy.unicodeScalars.reversed().drop { $0 == "x" }.reversed().map(Character.init))
+                #expect(numbered.hasSuffix("-2") && name.unicodeScalars.starts(with: numbered.unicodeScalars.dropLast(2)), "copy \(copy.debugDescription)")
+            }
+        }
+        #expect(ContinuousClock.now - start < .seconds(1))
+    }
+
     /// Bad command-line values, and a part of the one-line message each must give.
     @Test(arguments: [
         (ScenarioOverrides(appCount: 0), "apps: 0 apps is out of range; expected 1 to 64 apps"),

@@ -15,19 +15,45 @@ extension Scenario {
             }
             return scenario
         }
-        var taken = Set(apps.map(\.name.rawValue))
+        guard !apps.isEmpty else {
+            throw SimulationError(source: source, problem: "\(count) apps cannot be copies of a scenario with none", expected: "a scenario with apps")
+        }
+        var taken = Set(apps.map(\.name))
         var copy = 2
         while scenario.apps.count < count {
             for original in apps where scenario.apps.count < count {
-                var name = "\(original.name.rawValue)-\(copy)"
-                while taken.contains(name) { name += "x" }
+                let name = try Self.copyName(of: original.name, copy: copy, avoiding: taken, source: source)
                 taken.insert(name)
-                guard let identifier = try? AppIdentifier(name) else { continue }
-                scenario.apps.append(ScenarioApp(name: identifier, profile: original.profile))
+                scenario.apps.append(ScenarioApp(name: name, profile: original.profile))
             }
             copy += 1
         }
         return scenario
+    }
+
+    /// `name-copy`, or `name-copyx`, `name-copyxx`, … when that is taken, with `name` cut (at a
+    /// Unicode scalar) so that the whole stays within ``AppIdentifier/maximumByteCount``. The
+    /// candidates all differ, so one of the first `taken.count + 1` is free: bounded whatever the
+    /// names.
+    private static func copyName(
+        of name: AppIdentifier, copy: Int, avoiding taken: Set<AppIdentifier>, source: String
+    ) throws(SimulationError) -> AppIdentifier {
+        for extra in 0 ... taken.count {
+            let suffix = "-\(copy)" + String(repeating: "x", count: extra)
+            var base = String.UnicodeScalarView()
+            var length = 0
+            for scalar in name.rawValue.unicodeScalars {
+                length += UTF8.width(scalar)
+                guard length + suffix.utf8.count <= AppIdentifier.maximumByteCount else { break }
+                base.append(scalar)
+            }
+            guard let candidate = try? AppIdentifier(String(base) + suffix), !taken.contains(candidate) else { continue }
+            return candidate
+        }
+        throw SimulationError(
+            source: source, problem: "no free name for copy \(copy) of app \(name.rawValue.debugDescription)",
+            expected: "app names that leave room for copies"
+        )
     }
 
     private func leftOut(_ app: AppIdentifier, count: Int, source: String) -> SimulationError {
