@@ -508,6 +508,11 @@ extension MemoryPressureError {
         return Self(.measurementFailed, "\(path) is malformed: \(excerpt.debugDescription)")
     }
 
+    /// The process has no memory cgroup, v2 or v1, for `reason`.
+    static func noMemoryControlGroup(reason: String) -> Self {
+        Self(.measurementUnavailable, "no memory cgroup: \(reason)")
+    }
+
     /// An error opening or reading `path`: a missing file is ``Code/measurementUnavailable``, any
     /// other failure ``Code/measurementFailed`` (swift-system throws only `Errno`; anything else
     /// counts as an I/O error).
