@@ -74,7 +74,7 @@ package struct MemoryLimits: Hashable, Sendable {
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
-    static var physicalMemoryBytes: Int {
+    package static var physicalMemoryBytes: Int {
         Int(sysconf(Int32(_SC_PHYS_PAGES))) * ProcessMemory.systemPageSize
     }
 
