@@ -5,7 +5,11 @@ import Testing
 
 /// A fake `/sys/fs/cgroup` in a temporary directory, with the kernel's file names.
 final class FakeCgroupTree {
-    let root = try! TemporaryDirectory()
+    let root: TemporaryDirectory
+
+    init() throws {
+        root = try TemporaryDirectory()
+    }
 
     /// `root/relative`, made with its parents.
     @discardableResult
@@ -13,7 +17,7 @@ final class FakeCgroupTree {
         var made = ""
         for component in relative.split(separator: "/") {
             made += made.isEmpty ? String(component) : "/" + component
-            if !FileManagerless.exists(root.path.appending(made)) {
+            if !Self.exists(root.path.appending(made)) {
                 try root.makeDirectory(made)
             }
         }
@@ -43,7 +47,7 @@ final class FakeCgroupTree {
     }
 }
 
-enum FileManagerless {
+extension FakeCgroupTree {
     static func exists(_ path: FilePath) -> Bool {
         guard let descriptor = try? FileDescriptor.open(path, .readOnly) else { return false }
         try? descriptor.close()
@@ -55,7 +59,7 @@ struct ControlGroupDiscoveryTests {
     static let procMount = "22 1 0:21 / /proc rw,nosuid - proc proc rw"
 
     @Test func v2WithTheMemoryController() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("", ["cgroup.controllers": "cpu io memory pids\n"])
         try tree.write("app.slice/svc", ["cgroup.controllers": "memory pids\n"])
         let found = ControlGroupDiscovery.discover(
@@ -68,7 +72,7 @@ struct ControlGroupDiscoveryTests {
     }
 
     @Test func v2MountWithoutTheMemoryControllerIsNone() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("", ["cgroup.controllers": "cpu io pids\n"])
         try tree.write("app", ["cgroup.controllers": "cpu pids\n"])
         let found = ControlGroupDiscovery.discover(membership: "0::/app\n", mountInfo: tree.cgroup2Line(at: ""))
@@ -79,7 +83,7 @@ struct ControlGroupDiscoveryTests {
     }
 
     @Test func v1Alone() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("memory/docker/abc", ["memory.usage_in_bytes": "4096\n"])
         let found = ControlGroupDiscovery.discover(
             membership: "12:cpu,cpuacct:/docker/abc\n11:memory:/docker/abc\n1:name=systemd:/docker/abc\n",
@@ -97,7 +101,7 @@ struct ControlGroupDiscoveryTests {
     /// systemd's hybrid mode, as on this project's development machine: memory on v1, a cgroup2
     /// tree at `unified` whose controllers do not include memory.
     @Test func hybrid() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("unified", ["cgroup.controllers": "hugetlb\n"])
         try tree.write("memory/process_api/1fca", ["memory.usage_in_bytes": "4096\n"])
         let found = ControlGroupDiscovery.discover(
@@ -117,7 +121,7 @@ struct ControlGroupDiscoveryTests {
     /// A container that sees a mount of a subtree: the mount root is the process's cgroup, so the
     /// cgroup is the mount point itself, in both versions.
     @Test func nestedMountRoots() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("v2", ["cgroup.controllers": "memory\n"])
         try tree.write("v2/child", ["cgroup.controllers": "memory\n"])
         let v2 = ControlGroupDiscovery.discover(

@@ -16,7 +16,7 @@ struct ControlGroupLimitsTests {
     /// A v2 tree: root (no limit files, as the kernel has it), `kubepods` with `max`/`high`,
     /// `kubepods/pod` with `podMax`, and the process's cgroup `kubepods/pod/ctr` with no limit.
     static func v2Tree(kubepodsMax: String = "max", kubepodsHigh: String = "max", podMax: String = "max") throws -> (FakeCgroupTree, ControlGroupDiscovery) {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("", ["cgroup.controllers": "cpu memory pids\n"])
         try tree.write("kubepods", ["cgroup.controllers": "memory\n", "memory.max": kubepodsMax + "\n", "memory.high": kubepodsHigh + "\n"])
         try tree.write("kubepods/pod", ["cgroup.controllers": "memory\n", "memory.max": podMax + "\n", "memory.high": "max\n"])
@@ -60,7 +60,7 @@ struct ControlGroupLimitsTests {
 
     /// The walk stops at the mount point: a nested container sees its own cgroup as the root.
     @Test func v2NestedRootStopsTheWalkAtTheMountPoint() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("", ["memory.max": "1024\n"])  // outside the mount: never read
         try tree.write("ns", ["cgroup.controllers": "memory\n", "memory.max": "\(3 * Self.gibibyte)\n", "memory.high": "max\n"])
         try tree.write("ns/app", ["cgroup.controllers": "memory\n", "memory.max": "max\n", "memory.high": "max\n"])
@@ -81,7 +81,7 @@ struct ControlGroupLimitsTests {
     }
 
     @Test func v2MountWithoutTheMemoryControllerHasNoLimit() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("", ["cgroup.controllers": "hugetlb\n", "memory.max": "1024\n"])
         let discovery = ControlGroupDiscovery.discover(membership: "0::/\n", mountInfo: tree.cgroup2Line(at: ""))
         #expect(discovery.layout == .none)
@@ -94,7 +94,7 @@ struct ControlGroupLimitsTests {
     /// limit to the root, not the cgroup's own `memory.limit_in_bytes`.
     @Test(arguments: [false, true])
     func v1AndHybridUseTheHierarchicalLimit(hybrid: Bool) throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("unified", ["cgroup.controllers": "\n"])
         try tree.write("memory/docker/abc", [
             "memory.usage_in_bytes": "4096\n",
@@ -118,7 +118,7 @@ struct ControlGroupLimitsTests {
     }
 
     @Test func v1UnlimitedIsNoLimit() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("memory/a", ["memory.stat": Self.v1Stat(limit: Self.v1Unlimited)])
         let discovery = ControlGroupDiscovery.discover(membership: "4:memory:/a\n", mountInfo: tree.cgroup1Line(at: "memory", controllers: "memory"))
         #expect(try #require(discovery.memory).effectiveLimits() == EffectiveControlGroupLimits())
@@ -128,7 +128,7 @@ struct ControlGroupLimitsTests {
     }
 
     @Test func v1MalformedStatIsTheError() throws {
-        let tree = FakeCgroupTree()
+        let tree = try FakeCgroupTree()
         try tree.write("memory/a", ["memory.stat": "hierarchical_memory_limit lots\n"])
         let discovery = ControlGroupDiscovery.discover(membership: "4:memory:/a\n", mountInfo: tree.cgroup1Line(at: "memory", controllers: "memory"))
         let error = #expect(throws: MemoryPressureError.self) { _ = try #require(discovery.memory).effectiveLimits() }
