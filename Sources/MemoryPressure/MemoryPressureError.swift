@@ -225,8 +225,8 @@ extension MemoryPressureError {
     static var budgetWithoutControlGroupLimit: Self {
         Self(
             .noControlGroupLimit,
-            "memory budget from the cgroup: neither memory.max nor memory.high sets a limit; "
-                + "expected a cgroup v2 with a memory limit, or give the budget in bytes"
+            "memory budget from the cgroup: no memory.max or memory.high up to the root (v2) and no "
+                + "hierarchical_memory_limit (v1) sets a limit; expected a cgroup with a memory limit, or give the budget in bytes"
         )
     }
 }
@@ -523,6 +523,11 @@ extension MemoryPressureError {
     static func kernelFileMalformed(_ path: FilePath, text: String) -> Self {
         let excerpt = text.count > 80 ? String(text.prefix(80)) + "…" : text
         return Self(.measurementFailed, "\(path) is malformed: \(excerpt.debugDescription)")
+    }
+
+    /// The process has no memory cgroup, v2 or v1, for `reason`.
+    static func noMemoryControlGroup(reason: String) -> Self {
+        Self(.measurementUnavailable, "no memory cgroup: \(reason)")
     }
 
     /// An error opening or reading `path`: a missing file is ``Code/measurementUnavailable``, any

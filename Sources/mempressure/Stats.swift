@@ -92,9 +92,7 @@ struct Stats: AsyncParsableCommand {
         }
         let snapshot = StatsSnapshot.take()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(snapshot), as: UTF8.self))
+            print(try snapshot.jsonText())
         } else {
             print(snapshot.text, terminator: "")
         }

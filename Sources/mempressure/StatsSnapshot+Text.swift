@@ -6,7 +6,7 @@ extension StatsSnapshot {
         var lines: [String] = []
         func section(_ title: String) { lines.append(lines.isEmpty ? title : "\n" + title) }
         func row(_ label: String, _ value: String) {
-            lines.append("  " + label.padding(to: 22) + value)
+            lines.append("  " + label.padding(to: 28) + value)
         }
         func bytes(_ count: Int?) -> String {
             guard let count else { return "unknown" }
@@ -40,10 +40,40 @@ extension StatsSnapshot {
             row("shared", bytes(process.sharedBytes))
         }
         if let cgroup {
-            section("cgroup v2 \(cgroup.directory)")
-            row("memory.current", bytes(cgroup.currentBytes))
-            row("memory.max", Self.limit(bytes: cgroup.maxBytes, unlimited: cgroup.maxIsUnlimited, format: bytes))
-            row("memory.high", Self.limit(bytes: cgroup.highBytes, unlimited: cgroup.highIsUnlimited, format: bytes))
+            section("cgroup layout: \(cgroup.layout)")
+            switch cgroup.layout {
+            case "v2": row("memory controller", "cgroup v2")
+            case "v1": row("memory controller", "cgroup v1, no cgroup2 mounted")
+            case "hybrid": row("memory controller", "cgroup v1, beside a cgroup2 tree without it")
+            default: row("memory controller", "none: " + (cgroup.reason ?? "unknown"))
+            }
+            if let unified = cgroup.unifiedDirectory {
+                row("cgroup2 directory", unified)
+            }
+            if let v2 = cgroup.v2 {
+                section("cgroup v2 \(v2.directory)")
+                row("memory.current", bytes(v2.currentBytes))
+                row("memory.max", Self.limit(bytes: v2.maxBytes, unlimited: v2.maxIsUnlimited, format: bytes))
+                row("memory.high", Self.limit(bytes: v2.highBytes, unlimited: v2.highIsUnlimited, format: bytes))
+            }
+            if let v1 = cgroup.v1 {
+                section("cgroup v1 \(v1.directory)")
+                row("memory.usage_in_bytes", bytes(v1.usageBytes))
+                row("memory.limit_in_bytes", Self.limit(bytes: v1.limitBytes, unlimited: v1.limitIsUnlimited, unlimitedText: "no limit (v1's largest value)", format: bytes))
+                row("memory.soft_limit_in_bytes", Self.limit(bytes: v1.softLimitBytes, unlimited: v1.softLimitIsUnlimited, unlimitedText: "no limit (v1's largest value)", format: bytes))
+                row("hierarchical_memory_limit", Self.limit(bytes: v1.hierarchicalLimitBytes, unlimited: v1.hierarchicalLimitIsUnlimited, unlimitedText: "no limit (v1's largest value)", format: bytes))
+                row("total_inactive_file", bytes(v1.totalInactiveFileBytes))
+                row("working set", bytes(v1.workingSetBytes))
+            }
+            section("effective limit")
+            if let limit = cgroup.effectiveLimitBytes {
+                row("limit", bytes(limit))
+                row("source", cgroup.effectiveLimitSource ?? "unknown")
+            } else {
+                row("limit", "none on the path to the root")
+            }
+            row("automatic budget", bytes(cgroup.automaticBudgetBytes))
+            row("budget source", cgroup.automaticBudgetSource)
         }
         if let pressure {
             section("memory pressure (\(pressureSource))")
@@ -61,10 +91,10 @@ extension StatsSnapshot {
         milliseconds < 0 ? "never" : "\(milliseconds) ms"
     }
 
-    private static func limit(bytes: Int?, unlimited: Bool?, format: (Int?) -> String) -> String {
+    private static func limit(bytes: Int?, unlimited: Bool?, unlimitedText: String = "max (no limit)", format: (Int?) -> String) -> String {
         switch unlimited {
         case .none: "unknown"
-        case .some(true): "max (no limit)"
+        case .some(true): unlimitedText
         case .some(false): format(bytes)
         }
     }

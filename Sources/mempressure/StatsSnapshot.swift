@@ -1,6 +1,13 @@
 import Jemalloc
 @_spi(Benchmarks) import MemoryPressure
+import Logging
 import SystemPackage
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Everything `mempressure stats` shows, read once. A figure that could not be read is nil, and
 /// the reason is in `unavailable`.
@@ -10,8 +17,29 @@ import SystemPackage
 /// `pressure` (``PressureStall``) with the file it was read from in `pressureSource`, and
 /// `unavailable`.
 struct StatsSnapshot: Encodable {
-    /// The cgroup's directory and limits, which no library value holds together.
+    /// The cgroup layout found, the figures of the memory cgroup in it, and the effective limit
+    /// with the file it comes from.
     struct Cgroup: Encodable {
+        /// `v2`, `v1`, `hybrid` (memory on v1 beside a controller-less cgroup2) or `none`.
+        var layout: String
+        /// Why there is no memory cgroup, when `layout` is `none`.
+        var reason: String?
+        /// The process's cgroup2 directory, with or without the memory controller.
+        var unifiedDirectory: String?
+        var v2: Version2?
+        var v1: Version1?
+        /// The smallest limit on the path to the root, nil when none is set (or it could not be read:
+        /// see `unavailable`).
+        var effectiveLimitBytes: Int?
+        /// The file the effective limit comes from.
+        var effectiveLimitSource: String?
+        /// The automatic budget (90% of the effective limit, else of physical memory) and where it comes from.
+        var automaticBudgetBytes: Int?
+        var automaticBudgetSource: String
+    }
+
+    /// The cgroup v2 directory and its limits.
+    struct Version2: Encodable {
         var directory: String
         var currentBytes: Int?
         /// Bytes, or nil when the file reads `max` or is missing (see `unavailable`).
@@ -19,6 +47,22 @@ struct StatsSnapshot: Encodable {
         var highBytes: Int?
         var maxIsUnlimited: Bool?
         var highIsUnlimited: Bool?
+    }
+
+    /// The v1 memory cgroup directory and its figures; a limit is nil when it is v1's "unlimited"
+    /// (the `…IsUnlimited` flag says so) or could not be read.
+    struct Version1: Encodable {
+        var directory: String
+        var usageBytes: Int?
+        var limitBytes: Int?
+        var limitIsUnlimited: Bool?
+        var softLimitBytes: Int?
+        var softLimitIsUnlimited: Bool?
+        var hierarchicalLimitBytes: Int?
+        var hierarchicalLimitIsUnlimited: Bool?
+        var totalInactiveFileBytes: Int?
+        /// Usage less inactive page cache, as Kubernetes computes the working set.
+        var workingSetBytes: Int?
     }
 
     var jemallocConfiguration: JemallocConfiguration?
@@ -36,20 +80,67 @@ struct StatsSnapshot: Encodable {
         snapshot.jemallocConfiguration = snapshot.attempt { () throws(JemallocError) in try JemallocConfiguration.current() }
         snapshot.jemallocStatistics = snapshot.attempt { () throws(JemallocError) in try JemallocStatistics.current() }
         snapshot.process = snapshot.attempt { () throws(MemoryPressureError) in try ProcessMemory.current() }
-        let group = snapshot.attempt { () throws(MemoryPressureError) in try ControlGroup.current() }
-        if let group {
-            var cgroup = Cgroup(directory: group.directory.string)
-            cgroup.currentBytes = snapshot.attempt { () throws(MemoryPressureError) in try group.currentBytes() }
-            let maximum = snapshot.attempt { () throws(MemoryPressureError) in try group.maximum() }
-            let high = snapshot.attempt { () throws(MemoryPressureError) in try group.high() }
-            cgroup.maxBytes = maximum?.byteCount
-            cgroup.maxIsUnlimited = maximum.map { $0 == .unlimited }
-            cgroup.highBytes = high?.byteCount
-            cgroup.highIsUnlimited = high.map { $0 == .unlimited }
-            snapshot.cgroup = cgroup
-        }
+        snapshot.cgroup = snapshot.readCgroup()
         snapshot.pressure = snapshot.attempt { () throws(MemoryPressureError) in try PressureStall.read(from: pressurePath) }
         return snapshot
+    }
+
+    /// The layout, the memory cgroup's figures and the effective limit.
+    private mutating func readCgroup() -> Cgroup? {
+        guard let discovery = attempt({ () throws(MemoryPressureError) in try ControlGroupDiscovery.current() }) else { return nil }
+        let limits = MemoryLimits.reading(discovery, physicalBytes: MemoryLimits.physicalMemoryBytes, logger: Self.silent)
+        let budget = attempt { () throws(MemoryPressureError) in try MemoryBudget.resolve(.automatic(), limits: limits) }
+        var cgroup = Cgroup(
+            layout: discovery.layout.rawValue,
+            reason: discovery.reason,
+            unifiedDirectory: discovery.unifiedDirectory?.string,
+            effectiveLimitBytes: limits.controlGroupLimit,
+            effectiveLimitSource: limits.controlGroupLimitSource?.description,
+            automaticBudgetBytes: budget?.totalBytes,
+            automaticBudgetSource: "90% of " + limits.origin(of: .automatic())
+        )
+        switch discovery.memory {
+        case .v2(let group, _):
+            var figures = Version2(directory: group.directory.string)
+            figures.currentBytes = attempt { () throws(MemoryPressureError) in try group.currentBytes() }
+            let maximum = attempt { () throws(MemoryPressureError) in try group.maximum() }
+            let high = attempt { () throws(MemoryPressureError) in try group.high() }
+            figures.maxBytes = maximum?.byteCount
+            figures.maxIsUnlimited = maximum.map { $0 == .unlimited }
+            figures.highBytes = high?.byteCount
+            figures.highIsUnlimited = high.map { $0 == .unlimited }
+            cgroup.v2 = figures
+        case .v1(let group):
+            var figures = Version1(directory: group.directory.string)
+            figures.usageBytes = attempt { () throws(MemoryPressureError) in try group.usageBytes() }
+            let limit = attempt { () throws(MemoryPressureError) in try group.limit() }
+            let softLimit = attempt { () throws(MemoryPressureError) in try group.softLimit() }
+            let statistics = attempt { () throws(MemoryPressureError) in try group.statistics() }
+            figures.limitBytes = limit?.byteCount
+            figures.limitIsUnlimited = limit.map { $0 == .unlimited }
+            figures.softLimitBytes = softLimit?.byteCount
+            figures.softLimitIsUnlimited = softLimit.map { $0 == .unlimited }
+            figures.hierarchicalLimitBytes = statistics?.hierarchicalLimit.byteCount
+            figures.hierarchicalLimitIsUnlimited = statistics.map { $0.hierarchicalLimit == .unlimited }
+            figures.totalInactiveFileBytes = statistics?.totalInactiveFileBytes
+            if let statistics, let usage = figures.usageBytes {
+                figures.workingSetBytes = statistics.workingSetBytes(usageBytes: usage)
+            }
+            cgroup.v1 = figures
+        case nil:
+            break
+        }
+        return cgroup
+    }
+
+    /// The limits' reasons are in the snapshot itself; nothing is logged.
+    private static let silent = Logger(label: "mempressure.stats", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The snapshot as `stats --json` prints it.
+    func jsonText() throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(self), as: UTF8.self)
     }
 
     /// Runs `read`, recording its error's description in `unavailable` when it fails.

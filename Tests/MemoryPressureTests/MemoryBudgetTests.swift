@@ -80,8 +80,8 @@ struct MemoryBudgetTests {
         }
         #expect(error?.code == .noControlGroupLimit)
         #expect(
-            error?.description == "memory budget from the cgroup: neither memory.max nor memory.high sets a limit; "
-                + "expected a cgroup v2 with a memory limit, or give the budget in bytes"
+            error?.description == "memory budget from the cgroup: no memory.max or memory.high up to the root (v2) and no "
+                + "hierarchical_memory_limit (v1) sets a limit; expected a cgroup with a memory limit, or give the budget in bytes"
         )
     }
 

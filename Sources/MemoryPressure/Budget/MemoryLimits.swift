@@ -10,46 +10,101 @@ import Logging
 package struct MemoryLimits: Hashable, Sendable {
     /// Physical memory of the machine, in bytes.
     package var physicalBytes: Int
-    /// The cgroup's `memory.max`, when it sets one.
+    /// The cgroup's effective hard limit (the smallest `memory.max` on the path to the root on v2,
+    /// `hierarchical_memory_limit` on v1), when one is set.
     package var controlGroupMaximum: Int?
-    /// The cgroup's `memory.high`, when it sets one.
+    /// The cgroup's effective `memory.high` (the smallest on the path to the root), when one is set.
     package var controlGroupHigh: Int?
+    /// Where ``controlGroupMaximum`` was read, when it was read from a file.
+    package var controlGroupMaximumSource: ControlGroupLimitSource?
+    /// Where ``controlGroupHigh`` was read, when it was read from a file.
+    package var controlGroupHighSource: ControlGroupLimitSource?
 
     /// Limits with the given figures, in bytes; nil where there is no limit.
-    package init(physicalBytes: Int, controlGroupMaximum: Int? = nil, controlGroupHigh: Int? = nil) {
+    package init(
+        physicalBytes: Int,
+        controlGroupMaximum: Int? = nil,
+        controlGroupHigh: Int? = nil,
+        controlGroupMaximumSource: ControlGroupLimitSource? = nil,
+        controlGroupHighSource: ControlGroupLimitSource? = nil
+    ) {
         self.physicalBytes = physicalBytes
         self.controlGroupMaximum = controlGroupMaximum
         self.controlGroupHigh = controlGroupHigh
+        self.controlGroupMaximumSource = controlGroupMaximumSource
+        self.controlGroupHighSource = controlGroupHighSource
     }
 
-    /// Reads the limits of this machine and of the process's cgroup v2. A cgroup figure that cannot
-    /// be read is nil, and the reason is logged once, at `notice`.
+    /// Reads the limits of this machine and the effective limits of the process's memory cgroup,
+    /// v2 or v1, wherever it is mounted. When there is no memory cgroup, or a limit on its path
+    /// cannot be read, the cgroup figures are nil and the reason is logged once, at `notice`.
     package static func current(logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")) -> MemoryLimits {
-        var limits = MemoryLimits(physicalBytes: physicalMemoryBytes)
         do {
-            let group = try ControlGroup.current()
-            limits.controlGroupMaximum = try group.maximum().byteCount
-            limits.controlGroupHigh = try group.high().byteCount
+            return reading(try ControlGroupDiscovery.current(), physicalBytes: physicalMemoryBytes, logger: logger)
         } catch {
-            logger.notice("no cgroup v2 memory limit: \(error)")
+            logger.notice("no cgroup memory limit: \(error)")
+            return MemoryLimits(physicalBytes: physicalMemoryBytes)
+        }
+    }
+
+    /// The limits of a discovered layout on a machine of `physicalBytes`.
+    package static func reading(
+        _ discovery: ControlGroupDiscovery,
+        physicalBytes: Int,
+        logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")
+    ) -> MemoryLimits {
+        var limits = MemoryLimits(physicalBytes: physicalBytes)
+        guard let group = discovery.memory else {
+            logger.notice("no cgroup memory limit: \(discovery.reason ?? "no memory cgroup")")
+            return limits
+        }
+        do {
+            let effective = try group.effectiveLimits()
+            limits.controlGroupMaximum = effective.maximum?.bytes
+            limits.controlGroupMaximumSource = effective.maximum?.source
+            limits.controlGroupHigh = effective.high?.bytes
+            limits.controlGroupHighSource = effective.high?.source
+        } catch {
+            logger.notice("no cgroup memory limit: \(error)")
+        }
+        if let source = limits.controlGroupLimitSource, let bytes = limits.controlGroupLimit {
+            logger.debug("cgroup memory limit \(bytes) bytes from \(source)")
         }
         return limits
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
-    static var physicalMemoryBytes: Int {
+    package static var physicalMemoryBytes: Int {
         Int(sysconf(Int32(_SC_PHYS_PAGES))) * ProcessMemory.systemPageSize
     }
 
-    /// The cgroup limit a budget is taken from: the lower of `memory.max` and `memory.high`.
-    var controlGroupLimit: Int? {
+    /// The cgroup limit a budget is taken from: the lower of the effective maximum and high.
+    package var controlGroupLimit: Int? {
         [controlGroupMaximum, controlGroupHigh].compactMap { $0 }.min()
+    }
+
+    /// Where ``controlGroupLimit`` was read: the file of the lower of the two (the maximum's on a tie).
+    package var controlGroupLimitSource: ControlGroupLimitSource? {
+        guard let limit = controlGroupLimit else { return nil }
+        return limit == controlGroupMaximum ? controlGroupMaximumSource : controlGroupHighSource
+    }
+
+    /// Where a budget from `source` takes its bytes, as `mempressure stats` and log lines say it:
+    /// a file, "physical memory" or "fixed".
+    package func origin(of source: MemoryBudget.Source) -> String {
+        switch source {
+        case .bytes: return "fixed"
+        case .physicalMemory: return "physical memory"
+        case .controlGroup, .automatic:
+            guard controlGroupLimit != nil else { return "physical memory" }
+            return controlGroupLimitSource?.description ?? "the cgroup's limit"
+        }
     }
 
     /// The largest budget that makes sense, with its name for error messages.
     var ceiling: (bytes: Int, name: String) {
         if let maximum = controlGroupMaximum, maximum < physicalBytes {
-            return (maximum, "the cgroup's memory.max")
+            return (maximum, "the cgroup's \(controlGroupMaximumSource?.name ?? "memory.max")")
         }
         return (physicalBytes, "the machine's physical memory")
     }

@@ -77,7 +77,7 @@ package struct ControlGroup: Hashable, Sendable {
                   separator + 1 < fields.count, fields[separator + 1] == "cgroup2",
                   fields.count > 4
             else { continue }
-            return (String(fields[3]), unescapeMountPath(fields[4]))
+            return (unescapeMountPath(fields[3]), unescapeMountPath(fields[4]))
         }
         return nil
     }
@@ -85,7 +85,7 @@ package struct ControlGroup: Hashable, Sendable {
     /// The directory of a cgroup whose path is `relative`, on a cgroup2 mount of `mountRoot` at `mountPoint`.
     static func directory(forRelativePath relative: String, mountRoot: String, mountPoint: String) -> FilePath {
         var inside = relative
-        if mountRoot != "/", inside.hasPrefix(mountRoot) {
+        if mountRoot != "/", inside == mountRoot || inside.hasPrefix(mountRoot + "/") {
             inside = String(inside.dropFirst(mountRoot.count))
         }
         var directory = FilePath(mountPoint)
@@ -96,7 +96,7 @@ package struct ControlGroup: Hashable, Sendable {
     }
 
     /// mountinfo escapes spaces, tabs, newlines and backslashes as three octal digits.
-    private static func unescapeMountPath(_ field: Substring) -> String {
+    static func unescapeMountPath(_ field: Substring) -> String {
         guard field.contains("\\") else { return String(field) }
         var bytes: [UInt8] = []
         var iterator = Array(field.utf8)[...]

@@ -69,37 +69,54 @@ package struct JemallocSampleSource: MemorySampleSource {
     }
 }
 
-/// The process's cgroup v2: `memory.current` and, where the cgroup has it, `memory.events`, kept
-/// open and re-read on each full sample.
+/// The process's memory cgroup: on v2 `memory.current` and, where the cgroup has it,
+/// `memory.events`; on v1 `memory.usage_in_bytes`. Kept open and re-read on each full sample.
 package struct ControlGroupSampleSource: MemorySampleSource {
-    /// Names the cgroup's directory in log lines.
+    /// Names the cgroup's version and directory in log lines.
     package let name: String
-    private let files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>
+    private let files: Result<Files, MemoryPressureError>
 
-    /// The cgroup of the calling process, found from `/proc/self/cgroup`; when there is none, or it
-    /// has no memory controller, every read reports why.
+    private enum Files: Sendable {
+        case v2(current: OpenKernelFile, events: OpenKernelFile?)
+        case v1(usage: OpenKernelFile)
+    }
+
+    /// The memory cgroup of the calling process, v2 or v1, found from `/proc/self/cgroup` and
+    /// `/proc/self/mountinfo`; when there is none, every read reports why.
     package init() {
-        do {
-            self.init(group: try ControlGroup.current())
+        do throws(MemoryPressureError) {
+            let discovery = try ControlGroupDiscovery.current()
+            switch discovery.memory {
+            case .v2(let group, _): self.init(group: group)
+            case .v1(let group): self.init(version1: group)
+            case nil: self.init(name: "cgroup", files: .failure(.noMemoryControlGroup(reason: discovery.reason ?? "")))
+            }
         } catch {
-            self.init(name: "cgroup v2", files: .failure(error))
+            self.init(name: "cgroup", files: .failure(error))
         }
     }
 
-    /// The cgroup at a known directory.
+    /// The cgroup v2 at a known directory.
     package init(group: ControlGroup) {
         self.init(name: "cgroup \(group.directory)", files: Result { () throws(MemoryPressureError) in
             let current = try OpenKernelFile(group.path("memory.current"))
             do throws(MemoryPressureError) {
-                return (current, try OpenKernelFile(group.path("memory.events")))
+                return .v2(current: current, events: try OpenKernelFile(group.path("memory.events")))
             } catch {
                 guard error.code == .measurementUnavailable else { throw error }
-                return (current, nil)
+                return .v2(current: current, events: nil)
             }
         })
     }
 
-    private init(name: String, files: Result<(current: OpenKernelFile, events: OpenKernelFile?), MemoryPressureError>) {
+    /// The v1 memory cgroup at a known directory.
+    package init(version1 group: ControlGroupV1) {
+        self.init(name: "cgroup v1 \(group.directory)", files: Result { () throws(MemoryPressureError) in
+            .v1(usage: try OpenKernelFile(group.path("memory.usage_in_bytes")))
+        })
+    }
+
+    private init(name: String, files: Result<Files, MemoryPressureError>) {
         self.name = name
         self.files = files
     }
@@ -107,10 +124,14 @@ package struct ControlGroupSampleSource: MemorySampleSource {
     package var depth: SampleDepth { .full }
 
     package func read(into sample: inout MemorySample) throws {
-        let files = try files.get()
-        sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: files.current)
-        if let events = files.events {
-            sample.cgroupEvents = try ControlGroupEvents.read(from: events)
+        switch try files.get() {
+        case .v2(let current, let events):
+            sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: current)
+            if let events {
+                sample.cgroupEvents = try ControlGroupEvents.read(from: events)
+            }
+        case .v1(let usage):
+            sample.cgroupCurrentBytes = try ControlGroupV1.usageBytes(from: usage)
         }
     }
 }
