@@ -273,7 +273,11 @@ struct EndToEndTests {
     /// orderly stop's line. Sent to the process, the two may be taken by two threads in either
     /// order, so the status is 128 + whichever came second; the empty standard error proves the
     /// immediate exit (the orderly stop always writes its line).
-    @Test func aSecondSignalExitsAtOnce() throws {
+    @Test(.disabled(
+        if: Sanitizers.areActive,
+        "ThreadSanitizer defers asynchronous signals to its next safe point, so the second handler can run after the orderly stop has finished; the plain test run checks this"
+    ))
+    func aSecondSignalExitsAtOnce() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try startInterruptibleRun(in: directory)
