@@ -460,12 +460,13 @@ public actor App {
         }
     }
 
-    /// Suspends the app if it is still in the background with no open background task.
+    /// Suspends the app if it is still in the background with no open background task, unless it
+    /// is terminating: a termination asked for while `didEnterBackground` ran is not undone.
     nonisolated func suspendIfIdle(generation: Int) {
         record.withLock { record in
             guard record.generation == generation else { return }
             record.isEnteringBackground = false
-            guard record.state == .background, record.backgroundTasks.isEmpty else { return }
+            guard record.state == .background, record.backgroundTasks.isEmpty, !record.isTerminating else { return }
             move(&record, to: .suspended)
             notificationRegistry.suspend()
         }
