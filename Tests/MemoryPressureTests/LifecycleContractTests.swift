@@ -105,6 +105,115 @@ struct LifecycleContractTests {
         #expect(suspensions.isEmpty)
     }
 
+    // MARK: 4. No app code while suspended
+
+    @Test func noAppCodeRunsWhileItsAppIsSuspended() async throws {
+        let system = try Self.quietSystem()
+        let configuration = try Self.patient()
+
+        // An observer that ends the last background task finishes before the app suspends; what it
+        // posted just before is queued for the app's return.
+        let syncLog = SharedLog<String>()
+        let task = SharedBox<BackgroundTaskIdentifier?>(nil)
+        let sync = try system.register(.test("sync"), configuration: configuration) {
+            let delegate = StateReadingDelegate(log: syncLog)
+            delegate.hooks[.didFinishLaunching] = { app in
+                app.notificationCenter.addObserver(forName: nil) { app, notification in
+                    syncLog.append("observer \(notification.name) in \(app.systemState)")
+                    guard notification.name == "finished" else { return }
+                    app.notificationCenter.post(name: "progress")
+                    if let open = task.value { try? app.endBackgroundTask(open) }
+                    syncLog.append("observer ended the last task, in \(app.systemState)")
+                }
+            }
+            delegate.hooks[.didEnterBackground] = { app in task.value = try? app.beginBackgroundTask { _ in } }
+            return delegate
+        }
+        try await sync.launch()
+        #expect(try await sync.enterBackground() == .background)
+        _ = syncLog.take()
+        sync.notificationCenter.post(name: "finished")
+        #expect(await eventually { sync.state == .suspended })
+        #expect(try await sync.enterForeground() == .active)
+        #expect(syncLog.all == [
+            "observer finished in background", "observer ended the last task, in background",
+            "willEnterForeground background", "observer progress in active", "didBecomeActive active",
+        ])
+
+        try await Self.evictionHandlersOfASuspendedAppAreNotCalled(in: system)
+    }
+
+    /// The caches of an app that is suspended are purged without calling into it; an eviction
+    /// handler under way when its app would suspend holds the suspension off until it returns.
+    static func evictionHandlersOfASuspendedAppAreNotCalled(in system: MemorySystem) async throws {
+        let configuration = try patient()
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let evictions = SharedLog<String>()
+        let caches = SharedBox<[String: PurgeableCache<Int, any Sendable>]>([:])
+        let task = SharedBox<BackgroundTaskIdentifier?>(nil)
+
+        let makeCache: @Sendable (isolated App, Bool) -> Void = { app, blocking in
+            let name = app.identifier.rawValue
+            let cache = try? PurgeableCache<Int, any Sendable>(name: name, owner: app.identifier, category: .images) { [app] key, _ in
+                evictions.append("\(name) \(key) began in \(app.systemState)")
+                if blocking, key == 1 {
+                    entered.signal()
+                    _ = gate.wait(timeout: .now() + 60)
+                }
+                evictions.append("\(name) \(key) ended in \(app.systemState)")
+            }
+            guard let cache else { return }
+            try? cache.setValue(1, forKey: 1, cost: 10)
+            try? cache.setValue(TestContent(id: 2), forKey: 2, cost: 10)
+            system.register(cache)
+            caches.update { $0[name] = cache }
+        }
+        // The gallery's purge on entering the background blocks in its first eviction handler; the
+        // gallery ends its last task meanwhile.
+        let gallery = try system.register(.test("gallery"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in makeCache(app, true) }
+            delegate.hooks[.didEnterBackground] = { app in task.value = try? app.beginBackgroundTask { _ in } }
+            return delegate
+        }
+        // The archive suspends while the gallery's purge blocks the one ahead of its own.
+        let archive = try system.register(.test("archive"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in makeCache(app, false) }
+            return delegate
+        }
+        let events = system.events.stream()
+        try await system.running {
+            try await gallery.launch()
+            try await archive.launch()
+            #expect(try await gallery.enterBackground() == .background)
+            #expect(await wait(for: entered))
+            try gallery.endBackgroundTask(try #require(task.value))
+            #expect(gallery.state == .background)
+            #expect(try await archive.enterBackground() == .suspended)
+            gate.signal()
+            let archivePurge = await events.first { event in
+                guard case .purge(let report, .enteringBackground) = event else { return false }
+                return report.entries.contains { $0.app == archive.identifier }
+            }
+            #expect(archivePurge != nil)
+        }
+        #expect(gallery.state == .suspended)
+        // The gallery's handlers ran while it was in the background, all of them.
+        #expect(evictions.all.filter { $0.hasPrefix("gallery") } == [
+            "gallery 1 began in background", "gallery 1 ended in background",
+            "gallery 2 began in background", "gallery 2 ended in background",
+        ])
+        // The archive's cache was emptied of what may go without asking, its discardable content
+        // kept, and its handler never called.
+        #expect(!evictions.all.contains { $0.hasPrefix("archive") })
+        let archiveCache = try #require(caches.value["archive"])
+        #expect(archiveCache.keysInEvictionOrder == [2])
+        #expect((archiveCache.value(forKey: 2) as? TestContent)?.isContentDiscarded == false)
+    }
+
     /// Waits, off the cooperative pool, until `semaphore` is signalled; false after 30 s.
     static func wait(for semaphore: DispatchSemaphore) async -> Bool {
         await withCheckedContinuation { continuation in

@@ -160,8 +160,8 @@ public actor App {
     /// - Parameter options: Why the app is launched, and the state to hand it; a user launch by
     ///   default.
     /// - Returns: The app's state once the launch callbacks have run: `active`, or, for a background
-    ///   event, `suspended` (`background` while a background task is open, `notRunning` when
-    ///   `didEnterBackground` overran its deadline).
+    ///   event, `suspended` (`background` while a background task is open or the system is still
+    ///   running some of the app's code, `notRunning` when a callback overran its deadline).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is running or suspended.
     @discardableResult
@@ -215,7 +215,9 @@ public actor App {
     /// within its deadline, then suspension when no background task is open.
     ///
     /// - Returns: The app's state once the callbacks have run: `suspended`, `background` while a
-    ///   background task is open, or `notRunning` when `didEnterBackground` overran its deadline.
+    ///   background task is open or the system is still running some of the app's code (an
+    ///   eviction handler, say: the app suspends when it returns), or `notRunning` when
+    ///   `didEnterBackground` overran its deadline.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is not active or inactive, or is terminating.
     @discardableResult
@@ -259,7 +261,8 @@ public actor App {
     /// callback returns.
     ///
     /// - Returns: The app's state then: `suspended`, or `background` when `didEnterBackground`
-    ///   opened a background task.
+    ///   opened a background task or the system is still running some of the app's code (it
+    ///   suspends when that returns).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is not in the background, is terminating, or has background tasks open.
     @discardableResult
@@ -269,8 +272,7 @@ public actor App {
                 throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
             }
             guard record.isEnteringBackground else {
-                move(&record, to: .suspended)
-                notificationRegistry.suspend()
+                suspendIfIdle(&record)
                 return []
             }
             return [.suspendIfIdle]
@@ -460,15 +462,51 @@ public actor App {
         }
     }
 
-    /// Suspends the app if it is still in the background with no open background task, unless it
-    /// is terminating: a termination asked for while `didEnterBackground` ran is not undone.
+    /// Suspends the app once `didEnterBackground` has returned, if nothing keeps it running.
     nonisolated func suspendIfIdle(generation: Int) {
         record.withLock { record in
             guard record.generation == generation else { return }
             record.isEnteringBackground = false
-            guard record.state == .background, record.backgroundTasks.isEmpty, !record.isTerminating else { return }
-            move(&record, to: .suspended)
-            notificationRegistry.suspend()
+            suspendIfIdle(&record)
+        }
+    }
+
+    /// Suspends the app if it is in the background with nothing to keep it running: no open
+    /// background task, no `didEnterBackground` under way, no termination (a termination asked for
+    /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``).
+    /// Called under the record's lock.
+    nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
+        guard record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
+              !record.isTerminating, record.suspensionHolds == 0 else { return }
+        move(&record, to: .suspended)
+        notificationRegistry.suspend()
+    }
+
+    /// Holds off the app's suspension while the system runs some of its code outside a lifecycle
+    /// callback: an observer, a memory warning, an expiration handler (on its run loop), an eviction
+    /// handler or a discard callback (on the thread that purges). Checked under the app's lock, so
+    /// no code of a suspended app runs: returns nil when the app runs no code (suspended or not
+    /// running), after queueing `notification`, if any, for its return when it is suspended.
+    ///
+    /// The app stays in its state (it may still move to the foreground, or be terminated) until
+    /// the hold is released; the last release suspends it if it should be by then.
+    nonisolated func holdSuspension(orQueue notification: AppNotification? = nil) -> SuspensionHold? {
+        record.withLock { record in
+            guard record.state.isRunning else {
+                if record.state == .suspended, let notification { notificationRegistry.queue(notification) }
+                return nil
+            }
+            record.suspensionHolds += 1
+            return SuspensionHold(generation: record.generation)
+        }
+    }
+
+    /// Releases a hold from ``holdSuspension(orQueue:)``: the app suspends now if it should.
+    nonisolated func release(_ hold: SuspensionHold) {
+        record.withLock { record in
+            guard record.generation == hold.generation else { return }
+            record.suspensionHolds -= 1
+            suspendIfIdle(&record)
         }
     }
 
@@ -510,6 +548,7 @@ public actor App {
         record.generation += 1
         record.isTerminating = false
         record.isEnteringBackground = false
+        record.suspensionHolds = 0
         record.terminationReason = reason
         record.callbackState = nil
         record.backgroundTasks = [:]

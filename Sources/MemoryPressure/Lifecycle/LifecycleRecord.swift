@@ -21,6 +21,10 @@ struct LifecycleRecord {
     var isTerminating = false
     /// `didEnterBackground` is queued or running: the app must not suspend before it returns.
     var isEnteringBackground = false
+    /// The app's code the system runs now outside a lifecycle callback (an observer, a memory
+    /// warning, an expiration handler, an eviction handler or discard callback): the app does not
+    /// suspend while any runs, and the last to return suspends it if it should be by then.
+    var suspensionHolds = 0
     /// The options of the current (or last) launch.
     var launchOptions = LaunchOptions()
     /// Why the app was last terminated, until it launches again.
@@ -34,6 +38,12 @@ struct LifecycleRecord {
     struct BackgroundTask {
         let expirationHandler: @Sendable (isolated App) -> Void
     }
+}
+
+/// A hold on an app's suspension while the system runs some of its code
+/// (``App/holdSuspension(orQueue:)``), good for the launch it was taken in.
+struct SuspensionHold: Sendable {
+    let generation: Int
 }
 
 /// Work queued on an app's run loop by a transition, run in order while the app's generation holds.

@@ -142,7 +142,10 @@ extension App {
 
     private func handleMemoryWarning(_ warning: MemoryWarning) -> WarningDelivery.Receipt {
         var receipt = WarningDelivery.Receipt()
-        guard systemState.isRunning else { return receipt }
+        // Only a running app hears it, and it does not suspend before its delegate, controllers and
+        // observers are done.
+        guard let hold = holdSuspension() else { return receipt }
+        defer { release(hold) }
         events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
         delegate?.didReceiveMemoryWarning(self, warning: warning)
         receipt.delegates = 1

@@ -92,19 +92,19 @@ final class NotificationRegistry: Sendable {
     /// Delivers `notification` now if the app is still running; if it has suspended since the
     /// notification was posted, queues (and coalesces) it for the app's return instead, so no app
     /// code runs while it is suspended.
+    /// The app's suspension is held off while its observers run: one that ends the last background
+    /// task finishes before the app suspends.
     func deliverUnlessSuspended(_ notification: AppNotification, in app: isolated App) {
-        let deliverNow = state.withLock { state in
-            switch state.mode {
-            case .delivering:
-                return true
-            case .queueing:
-                state.queue(notification)
-                return false
-            case .dropping:
-                return false
-            }
+        guard let hold = app.holdSuspension(orQueue: notification) else { return }
+        defer { app.release(hold) }
+        _ = deliver(notification, in: app)
+    }
+
+    /// Queues (and coalesces) `notification` while the app is suspended; drops it otherwise.
+    func queue(_ notification: AppNotification) {
+        state.withLock { state in
+            if state.mode == .queueing { state.queue(notification) }
         }
-        if deliverNow { _ = deliver(notification, in: app) }
     }
 
     func deliver(_ notification: AppNotification, in app: isolated App) -> Int {
