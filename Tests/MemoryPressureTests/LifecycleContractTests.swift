@@ -111,6 +111,37 @@ struct LifecycleContractTests {
         let system = try Self.quietSystem()
         let configuration = try Self.patient()
 
+        // Posted during didEnterBackground, behind other work of the run loop: not yet run when the
+        // app suspends, nor when it is brought back, it is queued, coalesced and delivered on the
+        // app's return, after willEnterForeground.
+        let mailLog = SharedLog<String>()
+        let busy = DispatchSemaphore(value: 0)
+        defer { busy.signal() }
+        let mail = try system.register(.test("mail"), configuration: configuration) {
+            let delegate = StateReadingDelegate(log: mailLog)
+            delegate.hooks[.didFinishLaunching] = { app in
+                app.notificationCenter.addObserver(forName: nil) { app, notification in
+                    mailLog.append("observer \(notification.name) \(notification.payload) x\(notification.postCount) in \(app.systemState)")
+                }
+            }
+            delegate.hooks[.didEnterBackground] = { app in
+                app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
+                app.notificationCenter.post(name: "unread", payload: .delta(1))
+                app.notificationCenter.post(name: "unread", payload: .delta(2))
+            }
+            return delegate
+        }
+        try await mail.launch()
+        #expect(try await mail.enterBackground() == .suspended)
+        async let returned = mail.enterForeground()
+        #expect(await eventually { mail.systemState == .active })
+        busy.signal()
+        #expect(try await returned == .active)
+        #expect(mailLog.all.suffix(5) == [
+            "willResignActive active", "didEnterBackground background",
+            "willEnterForeground background", "observer unread delta(3) x2 in active", "didBecomeActive active",
+        ])
+
         // An observer that ends the last background task finishes before the app suspends; what it
         // posted just before is queued for the app's return.
         let syncLog = SharedLog<String>()
