@@ -103,6 +103,44 @@ struct LifecycleContractTests {
             if case .released(let app) = event, app == interrupted.identifier { break }
         }
         #expect(suspensions.isEmpty)
+
+        try await Self.aWarningPostedDuringWillTerminateIsNotDeliveredAfterIt(in: system)
+    }
+
+    /// A memory warning posted to an app while its willTerminate runs reaches neither that launch,
+    /// after willTerminate, nor the next one, however soon the app is launched again.
+    static func aWarningPostedDuringWillTerminateIsNotDeliveredAfterIt(in system: MemorySystem) async throws {
+        let log = SharedLog<String>()
+        let entered = DispatchSemaphore(value: 0)
+        let leave = DispatchSemaphore(value: 0)
+        let busy = DispatchSemaphore(value: 0)
+        defer {
+            leave.signal()
+            busy.signal()
+        }
+        let phoenix = try system.register(.test("phoenix"), configuration: patient()) {
+            let delegate = StateReadingDelegate(log: log)
+            delegate.hooks[.willTerminate] = { app in
+                // Work of the run loop after willTerminate, ahead of the warning posted below.
+                app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
+                entered.signal()
+                _ = leave.wait(timeout: .now() + 60)
+            }
+            return delegate
+        }
+        try await phoenix.launch()
+        _ = log.take()
+        async let termination = phoenix.terminate(reason: .explicit)
+        #expect(await wait(for: entered))
+        _ = MemoryWarning(level: .warning).post(to: [phoenix]) { _ in 0 }
+        leave.signal()
+        #expect(await eventually { phoenix.systemState == .notRunning })
+        async let relaunch = phoenix.launch()
+        #expect(await eventually { phoenix.systemState == .active })
+        busy.signal()
+        #expect(try await termination == .notRunning)
+        #expect(try await relaunch == .active)
+        #expect(log.all == ["willTerminate active", "willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active"])
     }
 
     // MARK: 4. No app code while suspended
