@@ -37,6 +37,9 @@ public actor App {
 
     nonisolated let runLoop: AppRunLoop
     nonisolated let record = Mutex(LifecycleRecord())
+    /// The record's `state` and `callbackState`, published under its lock whenever either changes,
+    /// so that reading the state never waits for the lock, whatever lock the reader holds.
+    nonisolated let publishedStates = Atomic(LifecycleRecord().publishedStates)
     nonisolated let notificationRegistry = NotificationRegistry()
     nonisolated let events: EventSource<LifecycleEvent>?
 
@@ -107,14 +110,24 @@ public actor App {
     /// reads `background` in `willEnterForeground` and `active` in `didBecomeActive`. Between
     /// callbacks it reads the state the system has moved the app to, which is also what the system
     /// decides by: a transition moves it at once, before its callbacks run.
+    ///
+    /// Reading it never waits: it can be read from any thread, under any lock (in a discard
+    /// callback, say, which runs under its cache's lock).
     public nonisolated var state: AppState {
-        record.withLock { $0.callbackState ?? $0.state }
+        let states = LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring))
+        return states.callbackState ?? states.state
     }
 
     /// The state the system has moved the app to, whatever callback runs: what the ladder, the
-    /// warnings and the limits decide by.
+    /// warnings and the limits decide by. Reading it never waits, as ``state``.
     nonisolated var systemState: AppState {
-        record.withLock { $0.state }
+        LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring)).state
+    }
+
+    /// Publishes `record`'s states for ``state`` and ``systemState``. Called under the record's
+    /// lock whenever either changes, before the change is reported.
+    nonisolated func publishStates(of record: LifecycleRecord) {
+        publishedStates.store(record.publishedStates, ordering: .releasing)
     }
 
     /// The background time left in this stay in the background, shared by every background task
@@ -351,11 +364,13 @@ public actor App {
         return [.callback(.didEnterBackground), .suspendIfIdle]
     }
 
-    /// Moves the state, reporting the change, and starts or ends the background time of a stay in
-    /// the background. Called under the record's lock.
+    /// Moves the state, publishing and reporting the change, and starts or ends the background time
+    /// of a stay in the background. Called under the record's lock.
     nonisolated func move(_ record: inout LifecycleRecord, to next: AppState) {
-        events?.emit(.stateChanged(app: identifier, from: record.state, to: next))
+        let previous = record.state
         record.state = next
+        publishStates(of: record)
+        events?.emit(.stateChanged(app: identifier, from: previous, to: next))
         switch next {
         case .background:
             if record.backgroundSince == nil { record.backgroundSince = .now }
@@ -444,10 +459,14 @@ public actor App {
         record.withLock { record in
             guard record.generation == generation else { return }
             record.callbackState = callback.reportedState(launchingInBackground: record.launchOptions.reason.launchesInBackground)
+            publishStates(of: record)
         }
         defer {
             timer?.cancel()
-            record.withLock { $0.callbackState = nil }
+            record.withLock { record in
+                record.callbackState = nil
+                publishStates(of: record)
+            }
         }
         events?.emit(.callback(app: identifier, callback))
         switch callback {
@@ -551,6 +570,7 @@ public actor App {
         record.suspensionHolds = 0
         record.terminationReason = reason
         record.callbackState = nil
+        publishStates(of: record)
         record.backgroundTasks = [:]
         notificationRegistry.close()
         events?.emit(.terminated(app: identifier, reason: reason, state: state))

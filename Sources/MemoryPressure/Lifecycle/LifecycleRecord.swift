@@ -40,6 +40,40 @@ struct LifecycleRecord {
     }
 }
 
+extension LifecycleRecord {
+    /// `state` and `callbackState` in one word, for reads without the lock: the state's code in the
+    /// low byte, the callback state's (or 0xFF for none) in the high one.
+    var publishedStates: UInt16 {
+        Self.code(of: state) | (callbackState.map(Self.code(of:)) ?? 0xFF) << 8
+    }
+
+    /// The states in a word made by ``publishedStates``.
+    static func states(published word: UInt16) -> (state: AppState, callbackState: AppState?) {
+        (state(code: word & 0xFF) ?? .notRunning, state(code: word >> 8))
+    }
+
+    private static func code(of state: AppState) -> UInt16 {
+        switch state {
+        case .notRunning: 0
+        case .inactive: 1
+        case .active: 2
+        case .background: 3
+        case .suspended: 4
+        }
+    }
+
+    private static func state(code: UInt16) -> AppState? {
+        switch code {
+        case 0: .notRunning
+        case 1: .inactive
+        case 2: .active
+        case 3: .background
+        case 4: .suspended
+        default: nil
+        }
+    }
+}
+
 /// A hold on an app's suspension while the system runs some of its code
 /// (``App/holdSuspension(orQueue:)``), good for the launch it was taken in.
 struct SuspensionHold: Sendable {

@@ -134,6 +134,8 @@ extension App {
     /// reached (nothing, if that launch was no longer running when its turn came).
     nonisolated func receiveMemoryWarning(_ warning: MemoryWarning) -> Completion<WarningDelivery.Receipt> {
         let completion = Completion<WarningDelivery.Receipt>()
+        // Under the app's lock: a transition under way (a launch) has queued its callbacks by then,
+        // and the warning comes after them.
         let generation = record.withLock { $0.generation }
         perform { app in
             completion.resolve(app.handleMemoryWarning(warning, generation: generation))
