@@ -1,5 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
-import MemoryPressure
+@testable import MemoryPressure
 import MemoryPressureTestKit
 import Testing
 
@@ -77,6 +80,41 @@ struct LifecycleDeadlineTests {
         #expect(terminated == .terminated(app: app.identifier, reason: .backgroundTaskExpired, state: .background))
         #expect(log.all.suffix(2) == ["didEnterBackground", "expired"])
         #expect(app.state == .notRunning)
+    }
+
+    /// The expiry wakes late when the machine is busy (here every thread of the cooperative pool is
+    /// taken until past the limit) and finds the app's run loop busy too: the expiration handlers
+    /// still get their warning on the run loop before the app is ended.
+    @Test func expirationHandlersRunEvenWhenTheExpiryWakesLate() async throws {
+        let log = SharedLog<String>()
+        let limit = Duration.milliseconds(400)
+        let app = try makeApp("late-expiry", log: log, configuration: try AppConfiguration(backgroundTaskTimeLimit: limit)) { delegate in
+            delegate.onDidEnterBackground = { app in
+                _ = try? app.beginBackgroundTask { _ in log.append("expired") }
+            }
+        }
+        try await app.launch()
+        #expect(try await app.enterBackground() == .background)
+        let entered = ContinuousClock.now
+
+        let spinning = Flag(true)
+        let cores = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        for _ in 0..<(cores * 2) {
+            Task.detached {
+                var turns = 0
+                while spinning.isSet { turns &+= 1 }
+                _ = turns
+            }
+        }
+        // This thread and the spinners hold the pool until the background time has run out.
+        let (seconds, attoseconds) = (entered + limit + .milliseconds(100) - .now).components
+        usleep(UInt32(max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)))
+        app.perform { _ in usleep(30_000) }
+        spinning.set(false)
+
+        #expect(await eventually { app.state == .notRunning })
+        #expect(app.terminationReason == .backgroundTaskExpired)
+        #expect(log.all.suffix(2) == ["didEnterBackground", "expired"])
     }
 
     @Test func anExpirationHandlerThatEndsItsTaskLetsTheAppSuspend() async throws {

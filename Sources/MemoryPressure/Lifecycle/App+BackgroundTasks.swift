@@ -47,7 +47,8 @@ extension App {
     }
 
     /// Ends a background task; a background app whose last task this was suspends, unless it is
-    /// terminating (nothing moves an app out of its termination).
+    /// terminating (nothing moves an app out of its termination). Ended by the app's own code (an
+    /// observer, an expiration handler), the app suspends once that code has returned.
     ///
     /// - Parameter task: The identifier ``beginBackgroundTask(expirationHandler:)`` returned.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask``
@@ -57,11 +58,7 @@ extension App {
             guard record.backgroundTasks.removeValue(forKey: task) != nil else {
                 throw .unknownBackgroundTask(app: identifier, task)
             }
-            if record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
-               !record.isTerminating {
-                move(&record, to: .suspended)
-                notificationRegistry.suspend()
-            }
+            suspendIfIdle(&record)
         }
     }
 
@@ -77,8 +74,15 @@ extension App {
             record.generation == generation && record.state == .background
                 ? record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue } : []
         }
-        for (task, open) in open where record.withLock({ $0.backgroundTasks[task] != nil }) {
-            open.expirationHandler(self)
+        for (task, open) in open {
+            // Still running and in the background, and the task still open: the handler runs, and
+            // the app does not suspend before it returns (when it ends the last task, say).
+            guard let hold = holdSuspension() else { return }
+            defer { release(hold) }
+            let due = record.withLock { record in
+                record.generation == generation && record.state == .background && record.backgroundTasks[task] != nil
+            }
+            if due { open.expirationHandler(self) }
         }
     }
 }

@@ -37,6 +37,9 @@ public actor App {
 
     nonisolated let runLoop: AppRunLoop
     nonisolated let record = Mutex(LifecycleRecord())
+    /// The record's `state` and `callbackState`, published under its lock whenever either changes,
+    /// so that reading the state never waits for the lock, whatever lock the reader holds.
+    nonisolated let publishedStates = Atomic(LifecycleRecord().publishedStates)
     nonisolated let notificationRegistry = NotificationRegistry()
     nonisolated let events: EventSource<LifecycleEvent>?
 
@@ -107,14 +110,24 @@ public actor App {
     /// reads `background` in `willEnterForeground` and `active` in `didBecomeActive`. Between
     /// callbacks it reads the state the system has moved the app to, which is also what the system
     /// decides by: a transition moves it at once, before its callbacks run.
+    ///
+    /// Reading it never waits: it can be read from any thread, under any lock (in a discard
+    /// callback, say, which runs under its cache's lock).
     public nonisolated var state: AppState {
-        record.withLock { $0.callbackState ?? $0.state }
+        let states = LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring))
+        return states.callbackState ?? states.state
     }
 
     /// The state the system has moved the app to, whatever callback runs: what the ladder, the
-    /// warnings and the limits decide by.
+    /// warnings and the limits decide by. Reading it never waits, as ``state``.
     nonisolated var systemState: AppState {
-        record.withLock { $0.state }
+        LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring)).state
+    }
+
+    /// Publishes `record`'s states for ``state`` and ``systemState``. Called under the record's
+    /// lock whenever either changes, before the change is reported.
+    nonisolated func publishStates(of record: LifecycleRecord) {
+        publishedStates.store(record.publishedStates, ordering: .releasing)
     }
 
     /// The background time left in this stay in the background, shared by every background task
@@ -160,8 +173,8 @@ public actor App {
     /// - Parameter options: Why the app is launched, and the state to hand it; a user launch by
     ///   default.
     /// - Returns: The app's state once the launch callbacks have run: `active`, or, for a background
-    ///   event, `suspended` (`background` while a background task is open, `notRunning` when
-    ///   `didEnterBackground` overran its deadline).
+    ///   event, `suspended` (`background` while a background task is open or the system is still
+    ///   running some of the app's code, `notRunning` when a callback overran its deadline).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is running or suspended.
     @discardableResult
@@ -215,7 +228,9 @@ public actor App {
     /// within its deadline, then suspension when no background task is open.
     ///
     /// - Returns: The app's state once the callbacks have run: `suspended`, `background` while a
-    ///   background task is open, or `notRunning` when `didEnterBackground` overran its deadline.
+    ///   background task is open or the system is still running some of the app's code (an
+    ///   eviction handler, say: the app suspends when it returns), or `notRunning` when
+    ///   `didEnterBackground` overran its deadline.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is not active or inactive, or is terminating.
     @discardableResult
@@ -259,7 +274,8 @@ public actor App {
     /// callback returns.
     ///
     /// - Returns: The app's state then: `suspended`, or `background` when `didEnterBackground`
-    ///   opened a background task.
+    ///   opened a background task or the system is still running some of the app's code (it
+    ///   suspends when that returns).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidTransition`` when
     ///   the app is not in the background, is terminating, or has background tasks open.
     @discardableResult
@@ -269,8 +285,7 @@ public actor App {
                 throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
             }
             guard record.isEnteringBackground else {
-                move(&record, to: .suspended)
-                notificationRegistry.suspend()
+                suspendIfIdle(&record)
                 return []
             }
             return [.suspendIfIdle]
@@ -349,11 +364,13 @@ public actor App {
         return [.callback(.didEnterBackground), .suspendIfIdle]
     }
 
-    /// Moves the state, reporting the change, and starts or ends the background time of a stay in
-    /// the background. Called under the record's lock.
+    /// Moves the state, publishing and reporting the change, and starts or ends the background time
+    /// of a stay in the background. Called under the record's lock.
     nonisolated func move(_ record: inout LifecycleRecord, to next: AppState) {
-        events?.emit(.stateChanged(app: identifier, from: record.state, to: next))
+        let previous = record.state
         record.state = next
+        publishStates(of: record)
+        events?.emit(.stateChanged(app: identifier, from: previous, to: next))
         switch next {
         case .background:
             if record.backgroundSince == nil { record.backgroundSince = .now }
@@ -382,7 +399,9 @@ public actor App {
             let clock = ContinuousClock()
             guard (try? await clock.sleep(until: since + limit - warning)) != nil else { return }
             perform { app in app.runExpirationHandlers(generation: generation) }
-            guard (try? await clock.sleep(until: since + limit)) != nil else { return }
+            // The handlers get their warning on the run loop even when this task woke late (a busy
+            // machine): the end comes at the limit, or `warning` after they were posted if later.
+            guard (try? await clock.sleep(until: max(since + limit, clock.now + warning))) != nil else { return }
             self.record.withLock { record in
                 guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
                     return
@@ -442,10 +461,14 @@ public actor App {
         record.withLock { record in
             guard record.generation == generation else { return }
             record.callbackState = callback.reportedState(launchingInBackground: record.launchOptions.reason.launchesInBackground)
+            publishStates(of: record)
         }
         defer {
             timer?.cancel()
-            record.withLock { $0.callbackState = nil }
+            record.withLock { record in
+                record.callbackState = nil
+                publishStates(of: record)
+            }
         }
         events?.emit(.callback(app: identifier, callback))
         switch callback {
@@ -460,14 +483,51 @@ public actor App {
         }
     }
 
-    /// Suspends the app if it is still in the background with no open background task.
+    /// Suspends the app once `didEnterBackground` has returned, if nothing keeps it running.
     nonisolated func suspendIfIdle(generation: Int) {
         record.withLock { record in
             guard record.generation == generation else { return }
             record.isEnteringBackground = false
-            guard record.state == .background, record.backgroundTasks.isEmpty else { return }
-            move(&record, to: .suspended)
-            notificationRegistry.suspend()
+            suspendIfIdle(&record)
+        }
+    }
+
+    /// Suspends the app if it is in the background with nothing to keep it running: no open
+    /// background task, no `didEnterBackground` under way, no termination (a termination asked for
+    /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``).
+    /// Called under the record's lock.
+    nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
+        guard record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
+              !record.isTerminating, record.suspensionHolds == 0 else { return }
+        move(&record, to: .suspended)
+        notificationRegistry.suspend()
+    }
+
+    /// Holds off the app's suspension while the system runs some of its code outside a lifecycle
+    /// callback: an observer, a memory warning, an expiration handler (on its run loop), an eviction
+    /// handler or a discard callback (on the thread that purges). Checked under the app's lock, so
+    /// no code of a suspended app runs: returns nil when the app runs no code (suspended or not
+    /// running), after queueing `notification`, if any, for its return when it is suspended.
+    ///
+    /// The app stays in its state (it may still move to the foreground, or be terminated) until
+    /// the hold is released; the last release suspends it if it should be by then.
+    nonisolated func holdSuspension(orQueue notification: AppNotification? = nil) -> SuspensionHold? {
+        record.withLock { record in
+            guard record.state.isRunning else {
+                if record.state == .suspended, let notification { notificationRegistry.queue(notification) }
+                return nil
+            }
+            record.suspensionHolds += 1
+            return SuspensionHold(generation: record.generation)
+        }
+    }
+
+    /// Releases a hold from ``holdSuspension(orQueue:)``: the app suspends now if it should.
+    nonisolated func release(_ hold: SuspensionHold) {
+        record.withLock { record in
+            guard record.generation == hold.generation else { return }
+            record.suspensionHolds -= 1
+            suspendIfIdle(&record)
         }
     }
 
@@ -509,8 +569,10 @@ public actor App {
         record.generation += 1
         record.isTerminating = false
         record.isEnteringBackground = false
+        record.suspensionHolds = 0
         record.terminationReason = reason
         record.callbackState = nil
+        publishStates(of: record)
         record.backgroundTasks = [:]
         notificationRegistry.close()
         events?.emit(.terminated(app: identifier, reason: reason, state: state))

@@ -21,6 +21,10 @@ struct LifecycleRecord {
     var isTerminating = false
     /// `didEnterBackground` is queued or running: the app must not suspend before it returns.
     var isEnteringBackground = false
+    /// The app's code the system runs now outside a lifecycle callback (an observer, a memory
+    /// warning, an expiration handler, an eviction handler or discard callback): the app does not
+    /// suspend while any runs, and the last to return suspends it if it should be by then.
+    var suspensionHolds = 0
     /// The options of the current (or last) launch.
     var launchOptions = LaunchOptions()
     /// Why the app was last terminated, until it launches again.
@@ -34,6 +38,46 @@ struct LifecycleRecord {
     struct BackgroundTask {
         let expirationHandler: @Sendable (isolated App) -> Void
     }
+}
+
+extension LifecycleRecord {
+    /// `state` and `callbackState` in one word, for reads without the lock: the state's code in the
+    /// low byte, the callback state's (or 0xFF for none) in the high one.
+    var publishedStates: UInt16 {
+        Self.code(of: state) | (callbackState.map(Self.code(of:)) ?? 0xFF) << 8
+    }
+
+    /// The states in a word made by ``publishedStates``.
+    static func states(published word: UInt16) -> (state: AppState, callbackState: AppState?) {
+        (state(code: word & 0xFF) ?? .notRunning, state(code: word >> 8))
+    }
+
+    private static func code(of state: AppState) -> UInt16 {
+        switch state {
+        case .notRunning: 0
+        case .inactive: 1
+        case .active: 2
+        case .background: 3
+        case .suspended: 4
+        }
+    }
+
+    private static func state(code: UInt16) -> AppState? {
+        switch code {
+        case 0: .notRunning
+        case 1: .inactive
+        case 2: .active
+        case 3: .background
+        case 4: .suspended
+        default: nil
+        }
+    }
+}
+
+/// A hold on an app's suspension while the system runs some of its code
+/// (``App/holdSuspension(orQueue:)``), good for the launch it was taken in.
+struct SuspensionHold: Sendable {
+    let generation: Int
 }
 
 /// Work queued on an app's run loop by a transition, run in order while the app's generation holds.

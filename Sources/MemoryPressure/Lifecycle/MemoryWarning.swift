@@ -130,19 +130,27 @@ extension AppState {
 }
 
 extension App {
-    /// Posts `warning` to the run loop; the receipt says what it reached (nothing, if the app was no
-    /// longer running when its turn came).
+    /// Posts `warning` to the run loop for the app's current launch; the receipt says what it
+    /// reached (nothing, if that launch was no longer running when its turn came).
     nonisolated func receiveMemoryWarning(_ warning: MemoryWarning) -> Completion<WarningDelivery.Receipt> {
         let completion = Completion<WarningDelivery.Receipt>()
+        // Under the app's lock: a transition under way (a launch) has queued its callbacks by then,
+        // and the warning comes after them.
+        let generation = record.withLock { $0.generation }
         perform { app in
-            completion.resolve(app.handleMemoryWarning(warning))
+            completion.resolve(app.handleMemoryWarning(warning, generation: generation))
         }
         return completion
     }
 
-    private func handleMemoryWarning(_ warning: MemoryWarning) -> WarningDelivery.Receipt {
+    private func handleMemoryWarning(_ warning: MemoryWarning, generation: Int) -> WarningDelivery.Receipt {
         var receipt = WarningDelivery.Receipt()
-        guard systemState.isRunning else { return receipt }
+        // Only the launch it was posted to hears it, while it runs (a launch terminated meanwhile,
+        // after its willTerminate, does not, nor the next one), and the app does not suspend
+        // before its delegate, controllers and observers are done.
+        guard let hold = holdSuspension() else { return receipt }
+        defer { release(hold) }
+        guard hold.generation == generation else { return receipt }
         events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
         delegate?.didReceiveMemoryWarning(self, warning: warning)
         receipt.delegates = 1

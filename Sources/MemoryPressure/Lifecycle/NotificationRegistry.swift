@@ -24,10 +24,12 @@ final class NotificationRegistry: Sendable {
         /// In the order added, hence by ascending token.
         var observers: [Observer] = []
         var pending: [AppNotification] = []
+        /// Notifications posted to the run loop for delivery that have not run yet, by post number:
+        /// a suspension queues them, and their delivery then does nothing.
+        var inFlight: [Int: AppNotification] = [:]
+        var nextPost = 0
         var nextToken = 0
 
-        /// Where the observer `token` names sits, found by binary search (tokens only grow), so a
-        /// delivery to n observers checks each one's registration in O(log n).
         /// Queues `notification`, coalesced with one of its name already queued.
         mutating func queue(_ notification: AppNotification) {
             if let index = pending.firstIndex(where: { $0.name == notification.name }) {
@@ -37,6 +39,8 @@ final class NotificationRegistry: Sendable {
             }
         }
 
+        /// Where the observer `token` names sits, found by binary search (tokens only grow), so a
+        /// delivery to n observers checks each one's registration in O(log n).
         func index(of token: NotificationObserverToken) -> Int? {
             var low = 0
             var high = observers.count
@@ -72,12 +76,16 @@ final class NotificationRegistry: Sendable {
     }
 
     /// Delivers, queues or drops `notification` according to the mode. Delivery is posted to the
-    /// run loop under the lock, so it keeps its place relative to a concurrent `resume`.
+    /// run loop under the lock, so it keeps its place relative to a concurrent `resume`; if the app
+    /// suspends before it runs, the suspension queues the notification instead.
     func post(_ notification: AppNotification, to app: App) {
         state.withLock { state in
             switch state.mode {
             case .delivering:
-                app.perform { app in self.deliverUnlessSuspended(notification, in: app) }
+                let post = state.nextPost
+                state.nextPost += 1
+                state.inFlight[post] = notification
+                app.perform { app in self.deliverPosted(post, in: app) }
             case .queueing:
                 state.queue(notification)
             case .dropping:
@@ -86,27 +94,36 @@ final class NotificationRegistry: Sendable {
         }
     }
 
+    /// Delivers the notification posted as `post`, unless a suspension has queued it meanwhile (the
+    /// suspension, or the return that followed it, delivers it then) or a termination dropped it.
+    /// The app's suspension is held off while its observers run.
+    private func deliverPosted(_ post: Int, in app: isolated App) {
+        guard let hold = app.holdSuspension() else { return }
+        defer { app.release(hold) }
+        guard let notification = state.withLock({ $0.inFlight.removeValue(forKey: post) }) else { return }
+        _ = deliver(notification, in: app)
+    }
+
+    /// Delivers `notification` now if the app is still running; if it has suspended since, queues
+    /// (and coalesces) it for the app's return instead, so no app code runs while it is suspended.
+    /// The app's suspension is held off while its observers run: one that ends the last background
+    /// task finishes before the app suspends.
+    func deliverUnlessSuspended(_ notification: AppNotification, in app: isolated App) {
+        guard let hold = app.holdSuspension(orQueue: notification) else { return }
+        defer { app.release(hold) }
+        _ = deliver(notification, in: app)
+    }
+
+    /// Queues (and coalesces) `notification` while the app is suspended; drops it otherwise.
+    func queue(_ notification: AppNotification) {
+        state.withLock { state in
+            if state.mode == .queueing { state.queue(notification) }
+        }
+    }
+
     /// Calls each observer of `notification` registered when delivery starts and still registered
     /// when its turn comes, so an observer may remove itself or others during delivery. Returns how
     /// many were called.
-    /// Delivers `notification` now if the app is still running; if it has suspended since the
-    /// notification was posted, queues (and coalesces) it for the app's return instead, so no app
-    /// code runs while it is suspended.
-    func deliverUnlessSuspended(_ notification: AppNotification, in app: isolated App) {
-        let deliverNow = state.withLock { state in
-            switch state.mode {
-            case .delivering:
-                return true
-            case .queueing:
-                state.queue(notification)
-                return false
-            case .dropping:
-                return false
-            }
-        }
-        if deliverNow { _ = deliver(notification, in: app) }
-    }
-
     func deliver(_ notification: AppNotification, in app: isolated App) -> Int {
         let snapshot = state.withLock { state in
             state.observers.filter { $0.name == nil || $0.name == notification.name }
@@ -126,9 +143,16 @@ final class NotificationRegistry: Sendable {
         state.withLock { $0.mode = .delivering }
     }
 
-    /// Starts queueing (suspension).
+    /// Starts queueing (suspension), first the notifications posted for delivery that have not run,
+    /// in the order they were posted.
     func suspend() {
-        state.withLock { $0.mode = .queueing }
+        state.withLock { state in
+            state.mode = .queueing
+            for (_, notification) in state.inFlight.sorted(by: { $0.key < $1.key }) {
+                state.queue(notification)
+            }
+            state.inFlight = [:]
+        }
     }
 
     /// Starts delivering again and hands the queued notifications to `schedule`, under the lock, so
@@ -145,7 +169,7 @@ final class NotificationRegistry: Sendable {
     func close() {
         let removed = state.withLock { state in
             defer {
-                state = State(nextToken: state.nextToken)
+                state = State(nextPost: state.nextPost, nextToken: state.nextToken)
             }
             return state.observers
         }

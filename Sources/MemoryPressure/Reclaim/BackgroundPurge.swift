@@ -9,12 +9,16 @@ struct BackgroundPurge: Sendable {
     let logger: Logger
 
     /// Purges `identifier`'s caches and stores, if it is still in the background (or suspended) now:
-    /// an app that came back to the foreground meanwhile keeps them.
+    /// an app that came back to the foreground meanwhile keeps them. A running app is held out of
+    /// suspension while its eviction handlers run; a suspended app's caches are purged without a
+    /// call into it.
     func purge(_ identifier: AppIdentifier) {
-        guard let state = apps.app(identifier)?.systemState, state == .background || state == .suspended else { return }
-        let report = registry.purge(
-            .enteringBackground, apps: [identifier], quietlyFor: state == .suspended ? [identifier] : []
-        )
+        guard let app = apps.app(identifier) else { return }
+        let hold = app.holdSuspension()
+        defer { if let hold { app.release(hold) } }
+        let state = app.systemState
+        guard state == .background || state == .suspended else { return }
+        let report = registry.purge(.enteringBackground, apps: [identifier], quietlyFor: hold == nil ? [identifier] : [])
         guard !report.entries.isEmpty else { return }
         logger.debug("purged on entering the background", metadata: [
             "app": "\(identifier)", "bytes": "\(report.releasedBytes)",

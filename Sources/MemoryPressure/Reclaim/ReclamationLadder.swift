@@ -157,12 +157,16 @@ struct ReclamationLadder {
             ? [.active, .inactive, .background, .suspended]
             : [.background, .suspended]
         let hosted = apps.apps
-        let targets = hosted.filter { states.contains($0.systemState) }.map(\.identifier)
-            + registry.owners(notAmong: hosted.map(\.identifier))
-        let suspended = Set(hosted.filter { $0.systemState == .suspended }.map(\.identifier))
+        let chosen = hosted.filter { states.contains($0.systemState) }
+        // The apps that run code are held out of suspension while the purge may call theirs
+        // (eviction handlers, discard callbacks); the others' caches are purged without a call.
+        let held = chosen.compactMap { app in app.holdSuspension().map { (app: app, hold: $0) } }
+        let quiet = Set(chosen.map(\.identifier)).subtracting(held.map(\.app.identifier))
+        let targets = chosen.map(\.identifier) + registry.owners(notAmong: hosted.map(\.identifier))
         var report = registry.purge(
-            level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false, quietlyFor: suspended
+            level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false, quietlyFor: quiet
         )
+        for (app, hold) in held { app.release(hold) }
         do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
         let duration = clock.now - start
         run.steps.append(.init(step: .purge, duration: duration, releasedBytes: report.releasedBytes, terminated: []))

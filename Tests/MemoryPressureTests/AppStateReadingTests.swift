@@ -1,0 +1,66 @@
+import Dispatch
+@testable import MemoryPressure
+import MemoryPressureTestKit
+import MemoryTestSupport
+import Testing
+
+/// Reading an app's state never waits, whatever lock the reader holds.
+@Suite(.timeLimit(.minutes(1)))
+struct AppStateReadingTests {
+    /// Discardable content whose discard callback, run under its cache's lock, reads its app's state.
+    final class StateReadingContent: DiscardableContent {
+        let onDiscard: @Sendable () -> Void
+        private let access = ContentAccessCount()
+
+        init(onDiscard: @escaping @Sendable () -> Void) {
+            self.onDiscard = onDiscard
+        }
+
+        func beginContentAccess() -> Bool { access.begin() }
+        func endContentAccess() { access.end() }
+        func discardContentIfPossible() {
+            onDiscard()
+            access.discardIfPossible()
+        }
+        var isContentDiscarded: Bool { access.isDiscarded }
+    }
+
+    /// The termination of a hosted app reads its caches' costs (its footprint) under the app's lock,
+    /// while a purge may be running the app's discard callback under a cache's lock: a callback that
+    /// reads the app's state must not wait for the app's lock.
+    @Test func aDiscardCallbackReadsItsAppsStateWhileTheAppIsTerminated() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 1 << 30, logger: silentLogger))
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let read = SharedLog<AppState>()
+        let cache = SharedBox<PurgeableCache<Int, StateReadingContent>?>(nil)
+        let app = try system.register(.test("reader"), configuration: .quick) { IdleDelegate() }
+        let content = StateReadingContent {
+            entered.signal()
+            _ = gate.wait(timeout: .now() + 60)
+            read.append(app.state)
+        }
+        cache.value = try PurgeableCache(name: "contents", owner: app.identifier, category: .images)
+        let contents = try #require(cache.value)
+        try contents.setValue(content, forKey: 1, cost: 1)
+        system.register(contents)
+        try await app.launch()
+
+        let purged = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = contents.purge(for: .critical)
+            purged.signal()
+        }
+        #expect(await LifecycleContractTests.wait(for: entered))
+        async let termination = app.terminate(reason: .explicit)
+        // The termination holds the app's lock, waiting for the cache's.
+        #expect(await eventually { app.record.withLockIfAvailable { _ in } == nil })
+        gate.signal()
+        #expect(await LifecycleContractTests.wait(for: purged))
+        #expect(try await termination == .notRunning)
+        // The termination has moved the app (and published it) before it reports it.
+        #expect(read.all == [.notRunning])
+        #expect(contents.count == 0)
+    }
+}
