@@ -18,7 +18,13 @@ import Synchronization
 /// the system can validate a transition at once (a typed error changes nothing) and terminate an app
 /// whose run loop is blocked by a callback overrunning its deadline. Swift cannot pre-empt that
 /// callback: termination marks the app not running, cancels its timers, drops its observers and
-/// queued work, and releases its view controllers once its run loop has drained.
+/// queued work, and releases its view controllers once its run loop has drained. The state is also
+/// published outside the mutex, so reading it never waits.
+///
+/// No code of a suspended app runs: observers, memory warnings and expiration handlers check, as
+/// they begin, that the app runs code, and hold its suspension off until they return; so does a
+/// purge that runs the app's eviction handlers or discard callbacks. A notification posted before
+/// a suspension and not delivered by then is queued with those posted after it.
 ///
 /// ## Transitions
 /// The system moves an app with ``launch(options:)``, ``deactivate()``, ``activate()``,
