@@ -404,7 +404,7 @@ final class ContractWitness: Sendable {
                 }
             case .released(let app):
                 state.orders[app, default: CallbackOrder()].released()
-            case .stateChanged, .terminated, .restorationFailed:
+            case .stateChanged, .delivered, .terminated, .restorationFailed:
                 break
             }
         }

@@ -96,6 +96,7 @@ struct LifecycleModel {
         }
         /// Delivers a notification to the app's observer, which logs `line`.
         func deliver(_ index: Int, _ name: AppNotification.Name, logging line: String) {
+            outcome.events[index].append(.delivered(app: identifiers[index], name))
             outcome.logs[index].append(line)
         }
         /// Calls `callback`, which reads `reads` as the app's state.

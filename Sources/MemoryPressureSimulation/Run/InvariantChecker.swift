@@ -88,7 +88,7 @@ final class InvariantChecker: Sendable {
             }
         case .released(let app):
             state.withLock { $0.callbacks[app, default: CallbackSequence()].released() }
-        case .restorationFailed:
+        case .delivered, .restorationFailed:
             break
         }
     }
