@@ -331,6 +331,37 @@ struct LifecycleContractTests {
             "willEnterForeground background", "observer progress in active", "didBecomeActive active",
         ])
 
+        // Home, back and Home again before the run loop has run the first didEnterBackground: the
+        // app suspends once the last has returned, and none of the callbacks runs in a suspended app.
+        let hopLog = SharedLog<String>()
+        let hopSystemLog = SharedLog<String>()
+        let hopper = try system.register(.test("hopper"), configuration: configuration) {
+            StateReadingDelegate(log: hopLog, systemLog: hopSystemLog)
+        }
+        try await hopper.launch()
+        _ = (hopLog.take(), hopSystemLog.take())
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        hopper.perform { _ in _ = gate.wait(timeout: .now() + 60) }
+        async let home = hopper.enterBackground()
+        #expect(await eventually { hopper.systemState == .background })
+        async let back = hopper.enterForeground()
+        #expect(await eventually { hopper.systemState == .active })
+        async let homeAgain = hopper.enterBackground()
+        #expect(await eventually { hopper.systemState == .background })
+        gate.signal()
+        _ = try await (home, back, homeAgain)
+        #expect(await eventually { hopper.state == .suspended })
+        #expect(hopLog.all == [
+            "willResignActive active", "didEnterBackground background", "willEnterForeground background",
+            "didBecomeActive active", "willResignActive active", "didEnterBackground background",
+        ])
+        // Where the system had the app meanwhile: in the background, where the last transition took it.
+        #expect(hopSystemLog.all == [
+            "willResignActive background", "didEnterBackground background", "willEnterForeground background",
+            "didBecomeActive background", "willResignActive background", "didEnterBackground background",
+        ])
+
         try await Self.evictionHandlersOfASuspendedAppAreNotCalled(in: system)
     }
 

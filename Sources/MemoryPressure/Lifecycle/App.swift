@@ -290,7 +290,7 @@ public actor App {
             guard record.backgroundTasks.isEmpty else {
                 throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
             }
-            guard record.isEnteringBackground else {
+            guard record.backgroundEntriesUnderWay > 0 else {
                 suspendIfIdle(&record)
                 return []
             }
@@ -366,8 +366,8 @@ public actor App {
 
     private nonisolated func enterBackgroundSteps(_ record: inout LifecycleRecord) -> [LifecycleStep] {
         move(&record, to: .background)
-        record.isEnteringBackground = true
-        return [.callback(.didEnterBackground), .suspendIfIdle]
+        record.backgroundEntriesUnderWay += 1
+        return [.callback(.didEnterBackground), .finishEnteringBackground]
     }
 
     /// Moves the state, publishing and reporting the change, and starts or ends the background time
@@ -440,6 +440,8 @@ public actor App {
                 call(callback, generation: generation, completion: completion)
             case .deliver(let notification):
                 notificationRegistry.deliverUnlessSuspended(notification, in: self)
+            case .finishEnteringBackground:
+                finishEnteringBackground(generation: generation)
             case .suspendIfIdle:
                 suspendIfIdle(generation: generation)
             case .terminate(let reason):
@@ -489,11 +491,20 @@ public actor App {
         }
     }
 
-    /// Suspends the app once `didEnterBackground` has returned, if nothing keeps it running.
+    /// Ends one entry into the background once its `didEnterBackground` has returned, and suspends
+    /// the app if nothing keeps it running: not another entry, queued since.
+    nonisolated func finishEnteringBackground(generation: Int) {
+        record.withLock { record in
+            guard record.generation == generation else { return }
+            record.backgroundEntriesUnderWay -= 1
+            suspendIfIdle(&record)
+        }
+    }
+
+    /// Suspends the app if nothing keeps it running, if it is still in `generation`.
     nonisolated func suspendIfIdle(generation: Int) {
         record.withLock { record in
             guard record.generation == generation else { return }
-            record.isEnteringBackground = false
             suspendIfIdle(&record)
         }
     }
@@ -503,7 +514,7 @@ public actor App {
     /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``).
     /// Called under the record's lock.
     nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
-        guard record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
+        guard record.state == .background, record.backgroundTasks.isEmpty, record.backgroundEntriesUnderWay == 0,
               !record.isTerminating, record.suspensionHolds == 0 else { return }
         move(&record, to: .suspended)
         notificationRegistry.suspend()
@@ -574,7 +585,7 @@ public actor App {
         move(&record, to: .notRunning)
         record.generation += 1
         record.isTerminating = false
-        record.isEnteringBackground = false
+        record.backgroundEntriesUnderWay = 0
         record.suspensionHolds = 0
         record.terminationReason = reason
         record.callbackState = nil
