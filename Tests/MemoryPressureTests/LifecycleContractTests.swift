@@ -240,9 +240,11 @@ struct LifecycleContractTests {
             leave.signal()
             busy.signal()
         }
+        let holding = SharedBox(true)
         let phoenix = try system.register(.test("phoenix"), configuration: patient()) {
             let delegate = StateReadingDelegate(log: log)
             delegate.hooks[.willTerminate] = { app in
+                guard holding.value else { return }
                 // Work of the run loop after willTerminate, ahead of the warning posted below.
                 app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
                 entered.signal()
@@ -263,6 +265,22 @@ struct LifecycleContractTests {
         #expect(try await termination == .notRunning)
         #expect(try await relaunch == .active)
         #expect(log.all == ["willTerminate active", "willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active"])
+
+        // Nor does a warning that finds the app terminated (it stopped after it was chosen) go to
+        // the launch that follows, ahead of its callbacks.
+        holding.value = false
+        try await phoenix.terminate(reason: .explicit)
+        _ = log.take()
+        let held = DispatchSemaphore(value: 0)
+        defer { held.signal() }
+        phoenix.perform { _ in _ = held.wait(timeout: .now() + 60) }
+        let receipt = phoenix.receiveMemoryWarning(MemoryWarning(level: .warning))
+        async let launched = phoenix.launch()
+        #expect(await eventually { phoenix.systemState == .active })
+        held.signal()
+        #expect(try await launched == .active)
+        #expect(await receipt.value.delegates == 0)
+        #expect(log.all == ["willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active"])
     }
 
     // MARK: 4. No app code while suspended
