@@ -77,6 +77,41 @@ struct InvariantCheckerTests {
         #expect(checker.violations == ["at 0.25s: notes was terminated for system pressure while active"])
     }
 
+    @Test(arguments: [AppState.active, .inactive])
+    func aPressureTerminationOfAnAppNeitherSuspendedNorInTheBackgroundIsCaught(_ seen: AppState) {
+        let notes = AppIdentifier.test("notes")
+        feed([.stateChanged(app: notes, from: .notRunning, to: .inactive), .stateChanged(app: notes, from: .inactive, to: .active)], at: 0)
+        if seen == .inactive { feed([.stateChanged(app: notes, from: .active, to: .inactive)], at: 10) }
+        // The termination says the app was in the background: the checker goes by what it saw.
+        feed([.stateChanged(app: notes, from: seen, to: .notRunning), .terminated(app: notes, reason: .systemPressure, state: .background)], at: 250)
+        #expect(checker.violations == ["at 0.25s: notes was terminated for system pressure while \(seen)"])
+    }
+
+    @Test func willTerminateAfterTheAppWasSuspendedIsCaught() {
+        launchAndSuspend("maps", at: 0)
+        let maps = AppIdentifier.test("maps")
+        feed([.callback(app: maps, .willTerminate)], at: 300)
+        terminateForPressure("maps", from: .suspended, at: 310)
+        #expect(checker.violations == ["at 0.30s: maps: willTerminate came after it was suspended"])
+    }
+
+    @Test func observersRunningWhileTheAppIsSuspendedAreCaught() {
+        launchAndSuspend("mail", at: 0)
+        let mail = AppIdentifier.test("mail")
+        feed([.delivered(app: mail, "unread")], at: 100)
+        feed([.callback(app: mail, .didReceiveMemoryWarning), .delivered(app: mail, .didReceiveMemoryWarning)], at: 200)
+        // Back in the foreground, its observers hear what was queued: that breaks no promise.
+        feed([
+            .stateChanged(app: mail, from: .suspended, to: .inactive), .stateChanged(app: mail, from: .inactive, to: .active),
+            .callback(app: mail, .willEnterForeground), .delivered(app: mail, "unread"), .callback(app: mail, .didBecomeActive),
+        ], at: 300)
+        #expect(checker.violations == [
+            "at 0.10s: mail: its observers heard unread while it was suspended",
+            "at 0.20s: mail: a memory warning reached it while it was suspended",
+            "at 0.20s: mail: its observers heard didReceiveMemoryWarning while it was suspended",
+        ])
+    }
+
     @Test func terminatingASmallerSuspendedAppWhileALargerOneWasSuspendedIsCaught() {
         launchAndSuspend("small", at: 0)
         launchAndSuspend("large", at: 10)

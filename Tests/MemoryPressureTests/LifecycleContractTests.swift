@@ -1,4 +1,5 @@
 import Dispatch
+import Jemalloc
 @_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport
@@ -22,6 +23,127 @@ struct LifecycleContractTests {
             launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60),
             backgroundTaskTimeLimit: backgroundTime
         )
+    }
+
+    // MARK: 1. State inside each callback
+
+    @Test func stateReadsAsUIKitsApplicationStateInsideEachCallback() async throws {
+        let system = try Self.quietSystem()
+        let log = SharedLog<String>()
+        let systemLog = SharedLog<String>()
+        let app = try system.register(.test("reader"), configuration: .quick) {
+            StateReadingDelegate(log: log, systemLog: systemLog)
+        }
+        var between: [AppState] = []
+        try await app.launch()
+        between.append(app.state)
+        try await app.deactivate()
+        between.append(app.state)
+        try await app.activate()
+        between.append(app.state)
+        try await app.enterBackground()
+        between.append(app.state)
+        try await app.enterForeground()
+        between.append(app.state)
+        try await app.terminate(reason: .explicit)
+        between.append(app.state)
+        try await app.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")))
+        between.append(app.state)
+
+        // What UIKit's applicationState reads inside each callback.
+        #expect(log.all == [
+            "willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active",
+            "willResignActive active", "didBecomeActive active",
+            "willResignActive active", "didEnterBackground background",
+            "willEnterForeground background", "didBecomeActive active",
+            "willTerminate active",
+            "willFinishLaunching background", "didFinishLaunching background", "didEnterBackground background",
+        ])
+        // What the system decides by meanwhile: where each transition is taking the app.
+        #expect(systemLog.all == [
+            "willFinishLaunching active", "didFinishLaunching active", "didBecomeActive active",
+            "willResignActive inactive", "didBecomeActive active",
+            "willResignActive background", "didEnterBackground background",
+            "willEnterForeground active", "didBecomeActive active",
+            "willTerminate active",
+            "willFinishLaunching background", "didFinishLaunching background", "didEnterBackground background",
+        ])
+        // Between callbacks, both read the state the app was moved to.
+        #expect(between == [.active, .inactive, .active, .suspended, .active, .notRunning, .suspended])
+    }
+
+    // MARK: 2. One background budget
+
+    @Test func backgroundTimeIsOneBudgetPerStayCountedFromEnteringTheBackground() async throws {
+        let system = try Self.quietSystem()
+        let limit = Duration.milliseconds(300)
+        let configuration = try Self.patient(backgroundTime: limit)
+        let expirations = SharedLog<String>()
+
+        // A task opened in the foreground costs nothing there: it expires only once the app has
+        // spent its background time.
+        let foreground = try system.register(.test("foreground-task"), configuration: configuration) { StateReadingDelegate() }
+        try await foreground.launch()
+        _ = try foreground.beginBackgroundTask { _ in expirations.append("foreground-task") }
+        #expect(foreground.backgroundTimeRemaining == nil)
+        try await Task.sleep(for: limit * 3)
+        #expect(foreground.state == .active)
+        #expect(foreground.openBackgroundTaskCount == 1)
+        #expect(expirations.all.isEmpty)
+        #expect(try await foreground.enterBackground() == .background)
+        #expect(try #require(foreground.backgroundTimeRemaining) <= limit)
+        #expect(await eventually { foreground.state == .notRunning })
+        #expect(foreground.terminationReason == .backgroundTaskExpired)
+        #expect(expirations.take() == ["foreground-task"])
+        #expect(foreground.backgroundTimeRemaining == nil)
+
+        // Opening a new task does not buy time: an app that swaps its task for a fresh one in each
+        // expiration handler still ends when its one budget runs out.
+        let remaining = SharedLog<String>()
+        let renewing = try system.register(.test("renewing"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didEnterBackground] = { app in
+                Self.openRenewingTask(in: app, expirations: expirations, remaining: remaining)
+            }
+            return delegate
+        }
+        try await renewing.launch()
+        #expect(try await renewing.enterBackground() == .background)
+        #expect(await eventually { renewing.state == .notRunning })
+        #expect(renewing.terminationReason == .backgroundTaskExpired)
+        #expect(!expirations.all.isEmpty)
+        #expect(expirations.all.allSatisfy { $0 == "renewing" })
+        #expect(remaining.all.allSatisfy { $0 == "not extended" })
+
+        // The end is enforced from outside the run loop: an expiration handler that blocks it does
+        // not keep the app alive.
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let blocked = try system.register(.test("blocked-handler"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didEnterBackground] = { app in
+                _ = try? app.beginBackgroundTask { _ in _ = gate.wait(timeout: .now() + 60) }
+            }
+            return delegate
+        }
+        try await blocked.launch()
+        #expect(try await blocked.enterBackground() == .background)
+        #expect(await eventually { blocked.state == .notRunning })
+        #expect(blocked.terminationReason == .backgroundTaskExpired)
+    }
+
+    /// Opens a background task whose expiration handler opens another (whose handler does the same)
+    /// and ends its own, noting whether the new task changed the time remaining.
+    static func openRenewingTask(in app: isolated App, expirations: SharedLog<String>, remaining: SharedLog<String>) {
+        let task = SharedBox<BackgroundTaskIdentifier?>(nil)
+        task.value = try? app.beginBackgroundTask { app in
+            expirations.append("renewing")
+            let before = app.backgroundTimeRemaining ?? .zero
+            Self.openRenewingTask(in: app, expirations: expirations, remaining: remaining)
+            let after = app.backgroundTimeRemaining ?? .zero
+            remaining.append(after <= before ? "not extended" : "extended from \(before) to \(after)")
+            if let open = task.value { try? app.endBackgroundTask(open) }
+        }
     }
 
     // MARK: 3. Nothing after willTerminate
@@ -118,9 +240,11 @@ struct LifecycleContractTests {
             leave.signal()
             busy.signal()
         }
+        let holding = SharedBox(true)
         let phoenix = try system.register(.test("phoenix"), configuration: patient()) {
             let delegate = StateReadingDelegate(log: log)
             delegate.hooks[.willTerminate] = { app in
+                guard holding.value else { return }
                 // Work of the run loop after willTerminate, ahead of the warning posted below.
                 app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
                 entered.signal()
@@ -141,6 +265,22 @@ struct LifecycleContractTests {
         #expect(try await termination == .notRunning)
         #expect(try await relaunch == .active)
         #expect(log.all == ["willTerminate active", "willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active"])
+
+        // Nor does a warning that finds the app terminated (it stopped after it was chosen) go to
+        // the launch that follows, ahead of its callbacks.
+        holding.value = false
+        try await phoenix.terminate(reason: .explicit)
+        _ = log.take()
+        let held = DispatchSemaphore(value: 0)
+        defer { held.signal() }
+        phoenix.perform { _ in _ = held.wait(timeout: .now() + 60) }
+        let receipt = phoenix.receiveMemoryWarning(MemoryWarning(level: .warning))
+        async let launched = phoenix.launch()
+        #expect(await eventually { phoenix.systemState == .active })
+        held.signal()
+        #expect(try await launched == .active)
+        #expect(await receipt.value.delegates == 0)
+        #expect(log.all == ["willFinishLaunching inactive", "didFinishLaunching inactive", "didBecomeActive active"])
     }
 
     // MARK: 4. No app code while suspended
@@ -207,6 +347,37 @@ struct LifecycleContractTests {
         #expect(syncLog.all == [
             "observer finished in background", "observer ended the last task, in background",
             "willEnterForeground background", "observer progress in active", "didBecomeActive active",
+        ])
+
+        // Home, back and Home again before the run loop has run the first didEnterBackground: the
+        // app suspends once the last has returned, and none of the callbacks runs in a suspended app.
+        let hopLog = SharedLog<String>()
+        let hopSystemLog = SharedLog<String>()
+        let hopper = try system.register(.test("hopper"), configuration: configuration) {
+            StateReadingDelegate(log: hopLog, systemLog: hopSystemLog)
+        }
+        try await hopper.launch()
+        _ = (hopLog.take(), hopSystemLog.take())
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        hopper.perform { _ in _ = gate.wait(timeout: .now() + 60) }
+        async let home = hopper.enterBackground()
+        #expect(await eventually { hopper.systemState == .background })
+        async let back = hopper.enterForeground()
+        #expect(await eventually { hopper.systemState == .active })
+        async let homeAgain = hopper.enterBackground()
+        #expect(await eventually { hopper.systemState == .background })
+        gate.signal()
+        _ = try await (home, back, homeAgain)
+        #expect(await eventually { hopper.state == .suspended })
+        #expect(hopLog.all == [
+            "willResignActive active", "didEnterBackground background", "willEnterForeground background",
+            "didBecomeActive active", "willResignActive active", "didEnterBackground background",
+        ])
+        // Where the system had the app meanwhile: in the background, where the last transition took it.
+        #expect(hopSystemLog.all == [
+            "willResignActive background", "didEnterBackground background", "willEnterForeground background",
+            "didBecomeActive background", "willResignActive background", "didEnterBackground background",
         ])
 
         try await Self.evictionHandlersOfASuspendedAppAreNotCalled(in: system)
@@ -283,6 +454,380 @@ struct LifecycleContractTests {
         #expect((archiveCache.value(forKey: 2) as? TestContent)?.isContentDiscarded == false)
     }
 
+    // MARK: 5. Coalescing
+
+    @Test func coalescingKeepsTheNetChangeOfEveryMixOfPayloads() async throws {
+        let system = try Self.quietSystem()
+        let received = SharedLog<String>()
+        let app = try system.register(.test("counter"), configuration: .quick) {
+            let delegate = StateReadingDelegate(log: received)
+            delegate.hooks[.didFinishLaunching] = { app in
+                app.notificationCenter.addObserver(forName: nil) { _, notification in
+                    received.append("\(notification.name) \(notification.payload) x\(notification.postCount)")
+                }
+            }
+            return delegate
+        }
+        try await app.launch()
+        #expect(try await app.enterBackground() == .suspended)
+        let posts: [(AppNotification.Name, [NotificationPayload])] = [
+            ("then-empty", [.delta(5), .empty]),
+            ("empty-first", [.empty, .delta(3)]),
+            ("negative", [.delta(-5), .empty, .delta(-7)]),
+            ("past-max-and-back", [.delta(.max), .delta(.max), .delta(.min), .delta(.min)]),
+            ("at-max", [.delta(.max), .delta(1), .delta(-1)]),
+            ("below-min", [.delta(.min), .delta(-1)]),
+            ("setting", [.latest("en"), .empty, .latest("fr")]),
+        ]
+        for (name, payloads) in posts {
+            for payload in payloads { app.notificationCenter.post(name: name, payload: payload) }
+        }
+        _ = received.take()
+        #expect(try await app.enterForeground() == .active)
+        #expect(received.all == [
+            "willEnterForeground background",
+            "then-empty delta(5) x2",
+            "empty-first delta(3) x2",
+            "negative delta(-12) x3",
+            "past-max-and-back delta(-2) x4",
+            "at-max delta(\(Int.max)) x3",
+            "below-min delta(\(Int.min)) x2",
+            "setting latest(\"fr\") x3",
+            "didBecomeActive active",
+        ])
+    }
+
+    // MARK: 6. Soft-limit warnings
+
+    @Test func softLimitWarningsAreDeliveredToRunningAppsAndRearmedWhenTheLimitChanges() async throws {
+        let system = try Self.quietSystem()
+        let warnings = SharedLog<String>()
+        func ballast(_ mebibytes: Int) -> @Sendable () -> sending any AppDelegate {
+            { [registry = system.registry] in
+                let delegate = BallastDelegate(bytes: mebibytes * mebibyte, heap: registry.heap(for:), onFailure: recordIssue)
+                delegate.onMemoryWarning = { app, _ in warnings.append("\(app.identifier) warned in \(app.systemState)") }
+                return delegate
+            }
+        }
+        // Over its soft limit in every state: it launches into the background and suspends before the
+        // system runs.
+        let sleeper = try system.register(
+            .test("sleeper"), configuration: Self.patient(),
+            limits: AppMemoryLimits(foreground: .init(softBytes: 2 * mebibyte), background: .init(softBytes: 2 * mebibyte)),
+            makeDelegate: ballast(4)
+        )
+        #expect(try await sleeper.launch(options: LaunchOptions(reason: .backgroundEvent("fetch"))) == .suspended)
+        // Over both its limits, a lower one in the background.
+        let mover = try system.register(
+            .test("mover"), configuration: Self.patient(),
+            limits: AppMemoryLimits(foreground: .init(softBytes: 8 * mebibyte), background: .init(softBytes: 4 * mebibyte)),
+            makeDelegate: ballast(12)
+        )
+        try await mover.launch()
+        let softLimitDeliveries = SharedLog<Int>()
+        let observation = system.events.observe { event in
+            if case .warning(let delivery, .softLimit) = event { softLimitDeliveries.append(delivery.appsReached) }
+        }
+        try await system.running {
+            // The mover is warned once in the foreground; the suspended sleeper not at all.
+            #expect(await eventually { warnings.all.contains("mover warned in active") })
+            #expect(await system.monitor.samples(10))
+            #expect(warnings.all == ["mover warned in active"])
+            // Back in the foreground, still over: the sleeper is warned now.
+            #expect(try await sleeper.enterForeground() == .active)
+            #expect(await eventually { warnings.all.contains("sleeper warned in active") })
+            // In the background the mover's limit is lower: a new crossing, a new warning.
+            _ = try mover.beginBackgroundTask { _ in }
+            #expect(try await mover.enterBackground() == .background)
+            #expect(await eventually { warnings.all.contains("mover warned in background") })
+            #expect(await system.monitor.samples(10))
+        }
+        #expect(warnings.all == ["mover warned in active", "sleeper warned in active", "mover warned in background"])
+        // Every soft-limit warning recorded reached its app.
+        #expect(softLimitDeliveries.all == [1, 1, 1])
+        withExtendedLifetime(observation) {}
+        await system.shutDown()
+    }
+
+    // MARK: 7. A pressure termination takes the state it chose
+
+    @Test func aPressureTerminationTakesOnlyTheStateItChose() async throws {
+        let baseline = try settledResidentBytes()
+        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 32 * mebibyte, logger: silentLogger))
+        let fromForeground = SharedLog<String>()
+        let observation = system.lifecycleEvents.observe { event in
+            if case .terminated(let app, .systemPressure, let state) = event, state == .active || state == .inactive {
+                fromForeground.append("\(app) from \(state)")
+            }
+        }
+        let terminator = system.terminator
+        let configuration = try Self.patient()
+
+        // Chosen while suspended, or in the background, then brought back to the foreground: left alone.
+        let returning = try system.register(.test("returning"), configuration: configuration) { StateReadingDelegate() }
+        try await returning.launch()
+        for chosenIn in [AppState.suspended, .background] {
+            if chosenIn == .background { _ = try returning.beginBackgroundTask { _ in } }
+            #expect(try await returning.enterBackground() == chosenIn)
+            let chosen = returning.systemState
+            #expect(try await returning.enterForeground() == .active)
+            let record = await terminator.terminate(returning, reason: .systemPressure, step: .terminateSuspended, from: [chosen])
+            #expect(record == nil)
+            #expect(returning.state == .active)
+        }
+
+        // Racing its return to the foreground, a termination for pressure either wins, from the state
+        // it chose, or leaves the app in the foreground.
+        let racer = try system.register(.test("racer"), configuration: configuration) { StateReadingDelegate() }
+        var outcomes: [String: Int] = [:]
+        for round in 0..<200 {
+            if racer.state == .notRunning { try await racer.launch() }
+            if racer.state == .active {
+                if round.isMultiple(of: 2) { _ = try racer.beginBackgroundTask { _ in } }
+                try await racer.enterBackground()
+            }
+            let chosen = racer.systemState
+            async let returned = try? racer.enterForeground()
+            async let record = terminator.terminate(
+                racer, reason: .systemPressure, step: chosen == .suspended ? .terminateSuspended : .terminateBackground, from: [chosen]
+            )
+            let (state, termination) = await (returned, record)
+            if let termination {
+                #expect(termination.state == chosen)
+                #expect(state == nil)
+                outcomes["terminated from \(chosen)", default: 0] += 1
+            } else {
+                #expect(state == .active)
+                #expect(racer.state == .active)
+                outcomes["back from \(chosen)", default: 0] += 1
+            }
+            for task in racer.record.withLock({ Array($0.backgroundTasks.keys) }) { try? racer.endBackgroundTask(task) }
+        }
+        #expect(outcomes.values.reduce(0, +) == 200)
+
+        // Under real pressure the ladder terminates the suspended app and stops there, over target,
+        // rather than touch an active or an inactive one.
+        let journal = TestAppJournal()
+        let registry = system.registry
+        let active = try system.register(.test("active-64"), configuration: .quick) { ballastDelegate(64, registry: registry, journal: journal) }
+        let inactive = try system.register(.test("inactive-64"), configuration: .quick) { ballastDelegate(64, registry: registry, journal: journal) }
+        let suspended = try system.register(.test("suspended-8"), configuration: .quick) { ballastDelegate(8, registry: registry, journal: journal) }
+        for app in [returning, racer] where app.state != .notRunning { try await app.terminate(reason: .explicit) }
+        try await active.launch()
+        try await inactive.launch()
+        try await inactive.deactivate()
+        try await suspended.launch()
+        #expect(try await suspended.enterBackground() == .suspended)
+        try await system.running {
+            // The run that terminates the suspended app, then three more at critical, over target,
+            // with nothing left that the ladder may terminate.
+            #expect(await eventually {
+                let runs = system.ladderRuns
+                guard let first = runs.firstIndex(where: { $0.terminated(in: .terminateSuspended) }) else { return false }
+                return runs[(first + 1)...].filter { $0.level == .critical && $0.latency == nil }.count >= 3
+            })
+        }
+        #expect(system.terminations.filter { $0.reason == .systemPressure && $0.app != racer.identifier }.map(\.app) == [suspended.identifier])
+        #expect(active.state == .active)
+        #expect(inactive.state == .inactive)
+        #expect(fromForeground.all.isEmpty)
+        withExtendedLifetime(observation) {}
+        await system.shutDown()
+    }
+
+    // MARK: 8. Launch deadline
+
+    @Test func launchHasADeadline() async throws {
+        #expect(AppConfiguration.default.launchDeadline == .seconds(5))
+        #expect(try AppConfiguration().launchDeadline == .seconds(5))
+        #expect(throws: MemoryPressureError.self) { try AppConfiguration(launchDeadline: .zero) }
+
+        let system = try Self.quietSystem()
+        let deadline = Duration.milliseconds(200)
+        let configuration = try AppConfiguration(launchDeadline: deadline)
+        // didFinishLaunching blocks: the watchdog ends the launch from outside the run loop.
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let blocked = SharedBox(true)
+        let stuck = try system.register(.test("stuck"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { _ in
+                if blocked.value { _ = gate.wait(timeout: .now() + 60) }
+            }
+            return delegate
+        }
+        let state = await withDeadline(.seconds(30)) { try? await stuck.launch() }
+        #expect(state == .notRunning)
+        #expect(stuck.terminationReason == .launchDeadline)
+        blocked.value = false
+        gate.signal()
+        #expect(try await stuck.launch() == .active)
+        #expect(await system.terminationRecord(of: stuck.identifier)?.reason == .launchDeadline)
+
+        // The two launch callbacks share the deadline: each within it, together over it.
+        let slow = try system.register(.test("slow"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.willFinishLaunching] = { _ in Self.block(for: deadline * 0.6) }
+            delegate.hooks[.didFinishLaunching] = { _ in Self.block(for: deadline * 0.6) }
+            return delegate
+        }
+        #expect(try await slow.launch() == .notRunning)
+        #expect(slow.terminationReason == .launchDeadline)
+        await system.shutDown()
+    }
+
+    // MARK: 9. No overkill
+
+    /// Under a sanitizer its allocator, not jemalloc, serves Swift's allocations: the premise does
+    /// not hold.
+    @Test(.disabled(if: Sanitizers.areActive, "a sanitizer's allocator serves malloc instead of jemalloc"))
+    func aTerminationIsNotRepeatedForMemoryItAlreadyFreed() async throws {
+        // Two suspended apps whose delegates hold 96 MiB each in ordinary Swift arrays of 8 KiB (the
+        // shared arenas' small size classes, not their heaps): freed, such memory stays resident,
+        // in the freeing thread's cache and the arenas' dirty pages, until it is given back. The
+        // first termination alone brings the footprint under the target by half an app's
+        // footprint: it must be the only one.
+        let baseline = try settledResidentBytes()
+        var probe: [[UInt8]]? = HoardingDelegate.hoard(bytes: 96 * mebibyte)
+        let footprint = try settledResidentBytes() - baseline
+        withExtendedLifetime(probe) { probe = nil }
+        try Jemalloc.flushThreadCache()
+        let thresholds = try MemoryBudget.Thresholds(warning: 0.80, critical: 0.82, warningRecovery: 0.78, criticalRecovery: 0.80)
+        let system = try MemorySystem(configuration: .test(
+            targetBytes: try settledResidentBytes() + footprint * 3 / 2, thresholds: thresholds, logger: silentLogger
+        ))
+        let hoarders = try ["hoarder-a", "hoarder-b"].map { name in
+            try system.register(.test(name), configuration: .quick) { HoardingDelegate(bytes: 96 * mebibyte) }
+        }
+        for app in hoarders {
+            try await app.launch()
+            #expect(try await app.enterBackground() == .suspended)
+        }
+        let events = system.events.stream()
+        try await system.running {
+            let run = await events.first { $0.runUnderTarget != nil }?.runUnderTarget
+            #expect(run?.steps.first { $0.step == .terminateSuspended }?.terminated.count == 1)
+            // Later samples find it under target: nothing more to do.
+            #expect(await system.monitor.samples(10))
+        }
+        #expect(system.terminations.count == 1)
+        #expect(hoarders.filter { $0.state == .suspended }.count == 1)
+        await system.shutDown()
+    }
+
+    // MARK: 10. The background purge follows the state
+
+    @Test func theBackgroundPurgeSparesAnAppBackInTheForeground() async throws {
+        let system = try Self.quietSystem()
+        let configuration = try Self.patient()
+        let blockerEntered = DispatchSemaphore(value: 0)
+        let blockerGate = DispatchSemaphore(value: 0)
+        let returningEntered = DispatchSemaphore(value: 0)
+        let returningGate = DispatchSemaphore(value: 0)
+        defer {
+            blockerGate.signal()
+            returningGate.signal()
+        }
+        let caches = SharedBox<[String: PurgeableCache<Int, Int>]>([:])
+        let fill: @Sendable (isolated App, @escaping @Sendable (Int, Int) -> Void) -> Void = { app, onEviction in
+            let name = app.identifier.rawValue
+            guard let cache = try? PurgeableCache<Int, Int>(name: name, owner: app.identifier, category: .images, onEviction: onEviction) else {
+                return
+            }
+            for key in 1...4 { try? cache.setValue(key, forKey: key, cost: 10) }
+            system.register(cache)
+            caches.update { $0[name] = cache }
+        }
+        // Its purge on entering the background holds up the ones behind it.
+        let blocker = try system.register(.test("blocker"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in
+                fill(app) { key, _ in
+                    guard key == 1 else { return }
+                    blockerEntered.signal()
+                    _ = blockerGate.wait(timeout: .now() + 60)
+                }
+            }
+            delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
+            return delegate
+        }
+        // Goes Home and comes back; its purge runs while it is in willEnterForeground, where its
+        // state reads background, as UIKit's does.
+        let returning = try system.register(.test("returning"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in fill(app) { _, _ in } }
+            delegate.hooks[.willEnterForeground] = { _ in
+                returningEntered.signal()
+                _ = returningGate.wait(timeout: .now() + 60)
+            }
+            return delegate
+        }
+        // Goes Home after the returning app: once its purge is done, the returning app's is too.
+        let marker = try system.register(.test("marker"), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in fill(app) { _, _ in } }
+            return delegate
+        }
+        let events = system.events.stream()
+        try await system.running {
+            for app in [blocker, returning, marker] { try await app.launch() }
+            #expect(try await blocker.enterBackground() == .background)
+            #expect(await Self.wait(for: blockerEntered))
+            #expect(try await returning.enterBackground() == .suspended)
+            async let back = returning.enterForeground()
+            #expect(await Self.wait(for: returningEntered))
+            #expect(returning.state == .background)
+            #expect(try await marker.enterBackground() == .suspended)
+            blockerGate.signal()
+            let markerPurge = await events.first { event in
+                guard case .purge(let report, .enteringBackground) = event else { return false }
+                return report.entries.contains { $0.app == marker.identifier }
+            }
+            #expect(markerPurge != nil)
+            #expect(caches.value["returning"]?.keysInEvictionOrder == [1, 2, 3, 4])
+            returningGate.signal()
+            #expect(try await back == .active)
+        }
+        #expect(caches.value["returning"]?.keysInEvictionOrder == [1, 2, 3, 4])
+        #expect(caches.value["marker"]?.keysInEvictionOrder == [])
+        await system.shutDown()
+    }
+
+    // MARK: 11. Why the last instance ended
+
+    @Test func launchOptionsTellWhyThePreviousInstanceEnded() async throws {
+        let system = try Self.quietSystem()
+        let told = SharedLog<TerminationReason?>()
+        let app = try system.register(.test("relauncher"), configuration: .quick) {
+            let delegate = StateReadingDelegate()
+            delegate.onLaunch = { _, options in told.append(options.previousTermination) }
+            // A task never ended: the background time runs out.
+            delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
+            return delegate
+        }
+        // The first launch: not terminated before. Then each reason, given by the terminator.
+        try await app.launch()
+        for reason in TerminationReason.allCases {
+            try await app.terminate(reason: reason)
+            try await app.launch()
+        }
+        // A reason the system reached on its own.
+        try await app.terminate(reason: .explicit)
+        try await app.launch()
+        #expect(try await app.enterBackground() == .background)
+        #expect(await eventually { app.state == .notRunning })
+        try await app.launch()
+        #expect(told.all == [nil] + TerminationReason.allCases + [.explicit, .backgroundTaskExpired])
+        await system.shutDown()
+    }
+
+    /// Blocks the calling thread (an app's run loop) for `duration`.
+    static func block(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .nanoseconds(nanoseconds))
+    }
+
     /// Waits, off the cooperative pool, until `semaphore` is signalled; false after 30 s.
     static func wait(for semaphore: DispatchSemaphore) async -> Bool {
         await withCheckedContinuation { continuation in
@@ -326,11 +871,54 @@ final class StateReadingDelegate: AppDelegate {
     func willTerminate(_ app: isolated App) { record(.willTerminate, app) }
     func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) { record(.didReceiveMemoryWarning, app) }
 }
+
+/// An app whose delegate holds `bytes` in ordinary Swift arrays of 8 KiB, every byte written:
+/// memory in the process's shared arenas, not in the app's heap, freed when the delegate goes with
+/// the app.
+final class HoardingDelegate: AppDelegate {
+    let bytes: Int
+    private var hoard: [[UInt8]] = []
+
+    init(bytes: Int) {
+        self.bytes = bytes
+    }
+
+    static func hoard(bytes: Int) -> [[UInt8]] {
+        (0..<(bytes / 8192)).map { _ in [UInt8](repeating: 1, count: 8192) }
+    }
+
+    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        hoard = Self.hoard(bytes: bytes)
+    }
+}
+
 extension MemorySystem {
     /// The record of `app`'s last termination, once its run loop has let go of its memory; nil if
     /// none comes within `limit`.
     func terminationRecord(of app: AppIdentifier, within limit: Duration = .seconds(30)) async -> TerminationRecord? {
         _ = await eventually(within: limit) { terminations.contains { $0.app == app } }
         return terminations.last { $0.app == app }
+    }
+}
+
+extension LadderRun {
+    /// Whether the run terminated an app in `step`.
+    func terminated(in step: ReclamationStep) -> Bool {
+        steps.contains { $0.step == step && !$0.terminated.isEmpty }
+    }
+}
+
+extension PressureMonitor {
+    /// Whether `count` samples are taken within 30 s from now.
+    func samples(_ count: Int) async -> Bool {
+        let samples = events.stream()
+        return await withDeadline(.seconds(30)) {
+            var seen = 0
+            for await event in samples {
+                if case .sample = event { seen += 1 }
+                if seen == count { return true }
+            }
+            return nil
+        } ?? false
     }
 }

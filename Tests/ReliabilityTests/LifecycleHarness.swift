@@ -7,15 +7,61 @@ extension RecordingDelegate {
     static func recordingNotifications(in log: SharedLog<String>) -> RecordingDelegate {
         let delegate = RecordingDelegate(log: log)
         delegate.onDidFinishLaunching = { app, _ in
-            app.notificationCenter.addObserver(forName: nil) { _, notification in
-                switch notification.payload {
-                case .delta(let delta): log.append("notification \(notification.name) delta \(delta) x\(notification.postCount)")
-                default: log.append("notification \(notification.name)")
-                }
-            }
+            app.notificationCenter.addObserver(forName: nil) { _, notification in log.append(line(for: notification)) }
         }
         return delegate
     }
+
+    /// What the observer records for `notification`.
+    static func line(for notification: AppNotification) -> String {
+        switch notification.payload {
+        case .delta(let delta): "notification \(notification.name) delta \(delta) x\(notification.postCount)"
+        default: "notification \(notification.name)"
+        }
+    }
+}
+
+/// The code of the model's apps: records in `log` each callback with the state ``App/state``
+/// reads there and, once launched, every notification the app receives. Its `willTerminate` asks
+/// for a background task, ends every open one (noting the state then) and posts a notification to
+/// itself, which must never be delivered.
+final class ModelDelegate: AppDelegate {
+    let log: SharedLog<String>
+
+    init(log: SharedLog<String>) {
+        self.log = log
+    }
+
+    private func record(_ callback: LifecycleCallback, _ app: isolated App) {
+        log.append("\(callback) \(app.state)")
+    }
+
+    func willFinishLaunching(_ app: isolated App, options: LaunchOptions) { record(.willFinishLaunching, app) }
+
+    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        record(.didFinishLaunching, app)
+        let log = log
+        app.notificationCenter.addObserver(forName: nil) { _, notification in
+            log.append(RecordingDelegate.line(for: notification))
+        }
+    }
+
+    func didBecomeActive(_ app: isolated App) { record(.didBecomeActive, app) }
+    func willResignActive(_ app: isolated App) { record(.willResignActive, app) }
+    func didEnterBackground(_ app: isolated App) { record(.didEnterBackground, app) }
+    func willEnterForeground(_ app: isolated App) { record(.willEnterForeground, app) }
+
+    func willTerminate(_ app: isolated App) {
+        record(.willTerminate, app)
+        let began = (try? app.beginBackgroundTask { _ in }) != nil
+        log.append("beginBackgroundTask \(began ? "began" : "refused")")
+        let open = app.record.withLock { $0.backgroundTasks.keys.sorted { $0.rawValue < $1.rawValue } }
+        for task in open { try? app.endBackgroundTask(task) }
+        log.append("ended \(open.count), still \(app.systemState)")
+        app.notificationCenter.post(name: LifecycleModel.notificationName(9), payload: .delta(1))
+    }
+
+    func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) { record(.didReceiveMemoryWarning, app) }
 }
 
 /// Real apps driven by the same steps as the model, observed through their delegates, observers
@@ -30,10 +76,13 @@ final class LifecycleHarness {
     private let sentinel: App
     private var events: AsyncStream<LifecycleEvent>.Iterator
     private var tasks: [[Int: BackgroundTaskIdentifier]]
+    /// Each app's stays in the background seen so far, numbered from 1 by when they began.
+    private var stays: [[ContinuousClock.Instant: Int]]
 
     static let configuration = try! AppConfiguration(
         // The delegates never block, so these deadlines are never reached, even on a loaded machine;
-        // the background-task limit outlasts any run (expiry has its own fault tests).
+        // the background time outlasts any run, so the model can say when it counts without it
+        // running out at random (expiry has its own fault tests).
         backgroundDeadline: .seconds(10), terminationDeadline: .seconds(10), backgroundTaskTimeLimit: .seconds(3600)
     )
 
@@ -42,10 +91,11 @@ final class LifecycleHarness {
         events = lifecycleEvents.stream().makeAsyncIterator()
         logs = identifiers.map { _ in SharedLog() }
         apps = zip(identifiers, logs).map { identifier, log in
-            App(identifier: identifier, delegate: RecordingDelegate.recordingNotifications(in: log), configuration: Self.configuration, events: lifecycleEvents)
+            App(identifier: identifier, delegate: ModelDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents)
         }
         tasks = identifiers.map { _ in [:] }
-        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: RecordingDelegate.recordingNotifications(in: SharedLog()), events: lifecycleEvents)
+        stays = identifiers.map { _ in [:] }
+        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: ModelDelegate(log: SharedLog()), events: lifecycleEvents)
         try await sentinel.launch()
         _ = await collectUntilSentinel()
     }
@@ -88,9 +138,21 @@ final class LifecycleHarness {
             states: apps.map(\.state),
             events: apps.map { app in stepEvents.filter { $0.app == app.identifier } },
             logs: logs.map { $0.take() },
+            stays: apps.indices.map(stay(of:)),
             error: error,
             task: task
         )
+    }
+
+    /// The number of the stay in the background whose time app `index` is counting now, or nil
+    /// when none is; -1 when ``App/backgroundTimeRemaining`` disagrees.
+    private func stay(of index: Int) -> Int? {
+        let since = apps[index].record.withLock { $0.backgroundSince }
+        guard (since == nil) == (apps[index].backgroundTimeRemaining == nil) else { return -1 }
+        guard let since else { return nil }
+        if let stay = stays[index][since] { return stay }
+        stays[index][since] = stays[index].count + 1
+        return stays[index].count
     }
 
     /// Toggles the sentinel and returns the events that came before its own.

@@ -32,24 +32,38 @@ enum LifecycleOperation: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What one app shows after a step: its state, the lifecycle events it emitted and what its
-/// delegate and observer recorded during the step; and what the step returned.
+/// delegate and observer recorded during the step (each callback with the state it read there),
+/// the stay in the background its background time belongs to; and what the step returned.
 struct StepOutcome: Hashable, Sendable {
     var states: [AppState]
     var events: [[LifecycleEvent]]
     var logs: [[String]]
+    /// For each app, the stay in the background whose time is counting (1 for its first, 2 for the
+    /// next, ...), or nil when none is: in the foreground, whatever task is open, and when not
+    /// running.
+    var stays: [Int?]
     var error: MemoryPressureError?
     var task: Int?
 }
 
 /// A small reference model of the lifecycle, written from the design rather than from `App`: the
-/// states, callbacks, events, background tasks and coalesced notifications each step should give.
+/// states, callbacks (and the state each reads, as UIKit's `applicationState`), events, background
+/// tasks and time, and coalesced notifications each step should give. The contract of issue 16:
+/// - inside each callback the state reads as UIKit reports it, the system's state aside;
+/// - background time is one budget per stay in the background, counting from entering it, shared
+///   by every task and not counting in the foreground (the apps' limit is too long to run out);
+/// - nothing moves an app out of its termination: in `willTerminate` a new task is refused and
+///   ending the last one does not suspend the app, and what it posts is never delivered.
 struct LifecycleModel {
     struct AppModel {
         var state = AppState.notRunning
         var openTasks: [Int] = []
         var nextTask = 1
-        /// Notifications queued while suspended: name, net delta, posts.
-        var pending: [(name: Int, delta: Int, posts: Int)] = []
+        /// Notifications queued while suspended: name, exact net delta, posts.
+        var pending: [(name: Int, delta: Int128, posts: Int)] = []
+        /// The stay in the background whose time is counting, and the number of stays so far.
+        var stay: Int?
+        var stays = 0
     }
 
     let identifiers: [AppIdentifier]
@@ -63,17 +77,32 @@ struct LifecycleModel {
     /// The outcome `operation` should have, and the model moved past it.
     mutating func apply(_ operation: LifecycleOperation) -> StepOutcome {
         var outcome = StepOutcome(
-            states: [], events: Array(repeating: [], count: apps.count), logs: Array(repeating: [], count: apps.count)
+            states: [], events: Array(repeating: [], count: apps.count), logs: Array(repeating: [], count: apps.count),
+            stays: []
         )
         func move(_ index: Int, to next: AppState) {
             outcome.events[index].append(.stateChanged(app: identifiers[index], from: apps[index].state, to: next))
+            switch next {
+            case .background:
+                // A new stay in the background: its time counts from here.
+                apps[index].stays += 1
+                apps[index].stay = apps[index].stays
+            case .suspended:
+                break
+            case .notRunning, .inactive, .active:
+                apps[index].stay = nil
+            }
             apps[index].state = next
         }
-        func call(_ index: Int, _ callbacks: LifecycleCallback...) {
-            for callback in callbacks {
-                outcome.events[index].append(.callback(app: identifiers[index], callback))
-                outcome.logs[index].append(callback.description)
-            }
+        /// Delivers a notification to the app's observer, which logs `line`.
+        func deliver(_ index: Int, _ name: AppNotification.Name, logging line: String) {
+            outcome.events[index].append(.delivered(app: identifiers[index], name))
+            outcome.logs[index].append(line)
+        }
+        /// Calls `callback`, which reads `reads` as the app's state.
+        func call(_ index: Int, _ callback: LifecycleCallback, reads: AppState) {
+            outcome.events[index].append(.callback(app: identifiers[index], callback))
+            outcome.logs[index].append("\(callback) \(reads)")
         }
         func refuse(_ index: Int, _ transition: LifecycleTransition, accepted: [AppState]) -> Bool {
             guard !accepted.contains(apps[index].state) else { return false }
@@ -92,38 +121,45 @@ struct LifecycleModel {
             move(index, to: .inactive)
             if inBackground {
                 move(index, to: .background)
-                call(index, .willFinishLaunching, .didFinishLaunching, .didEnterBackground)
+                call(index, .willFinishLaunching, reads: .background)
+                call(index, .didFinishLaunching, reads: .background)
+                call(index, .didEnterBackground, reads: .background)
                 suspendIfIdle(index)
             } else {
                 move(index, to: .active)
-                call(index, .willFinishLaunching, .didFinishLaunching, .didBecomeActive)
+                call(index, .willFinishLaunching, reads: .inactive)
+                call(index, .didFinishLaunching, reads: .inactive)
+                call(index, .didBecomeActive, reads: .active)
             }
         case .deactivate(let index):
             guard !refuse(index, .deactivate, accepted: [.active]) else { break }
             move(index, to: .inactive)
-            call(index, .willResignActive)
+            call(index, .willResignActive, reads: .active)
         case .activate(let index):
             guard !refuse(index, .activate, accepted: [.inactive]) else { break }
             move(index, to: .active)
-            call(index, .didBecomeActive)
+            call(index, .didBecomeActive, reads: .active)
         case .enterBackground(let index):
             guard !refuse(index, .enterBackground, accepted: [.active, .inactive]) else { break }
             let wasActive = apps[index].state == .active
             if wasActive { move(index, to: .inactive) }
             move(index, to: .background)
-            if wasActive { call(index, .willResignActive) }
-            call(index, .didEnterBackground)
+            if wasActive { call(index, .willResignActive, reads: .active) }
+            call(index, .didEnterBackground, reads: .background)
             suspendIfIdle(index)
         case .enterForeground(let index):
             guard !refuse(index, .enterForeground, accepted: [.background, .suspended]) else { break }
             move(index, to: .inactive)
             move(index, to: .active)
-            call(index, .willEnterForeground)
+            call(index, .willEnterForeground, reads: .background)
             for queued in apps[index].pending {
-                outcome.logs[index].append(Self.notificationLine(name: queued.name, delta: queued.delta, posts: queued.posts))
+                deliver(
+                    index, Self.notificationName(queued.name),
+                    logging: Self.notificationLine(name: queued.name, delta: Int(clamping: queued.delta), posts: queued.posts)
+                )
             }
             apps[index].pending = []
-            call(index, .didBecomeActive)
+            call(index, .didBecomeActive, reads: .active)
         case .suspend(let index):
             guard !refuse(index, .suspend, accepted: [.background]) else { break }
             if !apps[index].openTasks.isEmpty {
@@ -134,7 +170,12 @@ struct LifecycleModel {
         case .terminate(let index):
             guard !refuse(index, .terminate, accepted: [.inactive, .active, .background, .suspended]) else { break }
             let from = apps[index].state
-            if from != .suspended { call(index, .willTerminate) }
+            if from != .suspended {
+                // The harness's willTerminate asks for a task, ends every open one and posts a
+                // notification to itself: refused, still in its state, never delivered.
+                call(index, .willTerminate, reads: from)
+                outcome.logs[index] += ["beginBackgroundTask refused", "ended \(apps[index].openTasks.count), still \(from)"]
+            }
             move(index, to: .notRunning)
             outcome.events[index].append(.terminated(app: identifiers[index], reason: .explicit, state: from))
             outcome.events[index].append(.released(app: identifiers[index]))
@@ -155,24 +196,25 @@ struct LifecycleModel {
         case .post(let index, let name, let delta):
             switch apps[index].state {
             case .inactive, .active, .background:
-                outcome.logs[index].append(Self.notificationLine(name: name, delta: delta, posts: 1))
+                deliver(index, Self.notificationName(name), logging: Self.notificationLine(name: name, delta: delta, posts: 1))
             case .suspended:
                 if let queued = apps[index].pending.firstIndex(where: { $0.name == name }) {
-                    apps[index].pending[queued].delta = Self.saturatingSum(apps[index].pending[queued].delta, delta)
+                    apps[index].pending[queued].delta += Int128(delta)
                     apps[index].pending[queued].posts += 1
                 } else {
-                    apps[index].pending.append((name, delta, 1))
+                    apps[index].pending.append((name, Int128(delta), 1))
                 }
             case .notRunning:
                 break
             }
         case .memoryWarning:
             for index in apps.indices where apps[index].state.isRunning {
-                call(index, .didReceiveMemoryWarning)
-                outcome.logs[index].append("notification \(AppNotification.Name.didReceiveMemoryWarning)")
+                call(index, .didReceiveMemoryWarning, reads: apps[index].state)
+                deliver(index, .didReceiveMemoryWarning, logging: "notification \(AppNotification.Name.didReceiveMemoryWarning)")
             }
         }
         outcome.states = apps.map(\.state)
+        outcome.stays = apps.map(\.stay)
         return outcome
     }
 
@@ -182,12 +224,6 @@ struct LifecycleModel {
 
     static func notificationLine(name: Int, delta: Int, posts: Int) -> String {
         "notification n\(name) delta \(delta) x\(posts)"
-    }
-
-    /// Deltas merge by saturating addition, as `NotificationPayload.coalesced(with:)` promises.
-    static func saturatingSum(_ first: Int, _ second: Int) -> Int {
-        let (sum, overflow) = first.addingReportingOverflow(second)
-        return overflow ? (second > 0 ? .max : .min) : sum
     }
 
     /// A random step, mostly one the app's state allows (so runs go deep), sometimes any step.

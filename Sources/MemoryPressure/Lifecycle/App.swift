@@ -18,7 +18,13 @@ import Synchronization
 /// the system can validate a transition at once (a typed error changes nothing) and terminate an app
 /// whose run loop is blocked by a callback overrunning its deadline. Swift cannot pre-empt that
 /// callback: termination marks the app not running, cancels its timers, drops its observers and
-/// queued work, and releases its view controllers once its run loop has drained.
+/// queued work, and releases its view controllers once its run loop has drained. The state is also
+/// published outside the mutex, so reading it never waits.
+///
+/// No code of a suspended app runs: observers, memory warnings and expiration handlers check, as
+/// they begin, that the app runs code, and hold its suspension off until they return; so does a
+/// purge that runs the app's eviction handlers or discard callbacks. A notification posted before
+/// a suspension and not delivered by then is queued with those posted after it.
 ///
 /// ## Transitions
 /// The system moves an app with ``launch(options:)``, ``deactivate()``, ``activate()``,
@@ -284,7 +290,7 @@ public actor App {
             guard record.backgroundTasks.isEmpty else {
                 throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
             }
-            guard record.isEnteringBackground else {
+            guard record.backgroundEntriesUnderWay > 0 else {
                 suspendIfIdle(&record)
                 return []
             }
@@ -360,8 +366,8 @@ public actor App {
 
     private nonisolated func enterBackgroundSteps(_ record: inout LifecycleRecord) -> [LifecycleStep] {
         move(&record, to: .background)
-        record.isEnteringBackground = true
-        return [.callback(.didEnterBackground), .suspendIfIdle]
+        record.backgroundEntriesUnderWay += 1
+        return [.callback(.didEnterBackground), .finishEnteringBackground]
     }
 
     /// Moves the state, publishing and reporting the change, and starts or ends the background time
@@ -434,6 +440,8 @@ public actor App {
                 call(callback, generation: generation, completion: completion)
             case .deliver(let notification):
                 notificationRegistry.deliverUnlessSuspended(notification, in: self)
+            case .finishEnteringBackground:
+                finishEnteringBackground(generation: generation)
             case .suspendIfIdle:
                 suspendIfIdle(generation: generation)
             case .terminate(let reason):
@@ -483,11 +491,20 @@ public actor App {
         }
     }
 
-    /// Suspends the app once `didEnterBackground` has returned, if nothing keeps it running.
+    /// Ends one entry into the background once its `didEnterBackground` has returned, and suspends
+    /// the app if nothing keeps it running: not another entry, queued since.
+    nonisolated func finishEnteringBackground(generation: Int) {
+        record.withLock { record in
+            guard record.generation == generation else { return }
+            record.backgroundEntriesUnderWay -= 1
+            suspendIfIdle(&record)
+        }
+    }
+
+    /// Suspends the app if nothing keeps it running, if it is still in `generation`.
     nonisolated func suspendIfIdle(generation: Int) {
         record.withLock { record in
             guard record.generation == generation else { return }
-            record.isEnteringBackground = false
             suspendIfIdle(&record)
         }
     }
@@ -497,7 +514,7 @@ public actor App {
     /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``).
     /// Called under the record's lock.
     nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
-        guard record.state == .background, record.backgroundTasks.isEmpty, !record.isEnteringBackground,
+        guard record.state == .background, record.backgroundTasks.isEmpty, record.backgroundEntriesUnderWay == 0,
               !record.isTerminating, record.suspensionHolds == 0 else { return }
         move(&record, to: .suspended)
         notificationRegistry.suspend()
@@ -568,7 +585,7 @@ public actor App {
         move(&record, to: .notRunning)
         record.generation += 1
         record.isTerminating = false
-        record.isEnteringBackground = false
+        record.backgroundEntriesUnderWay = 0
         record.suspensionHolds = 0
         record.terminationReason = reason
         record.callbackState = nil

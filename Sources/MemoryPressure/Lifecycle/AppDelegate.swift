@@ -7,11 +7,11 @@
 /// background tasks) synchronously, and needs no locks of its own. `didEnterBackground` and
 /// `willTerminate` have deadlines (``AppConfiguration``); a delegate that overruns one is terminated.
 ///
-/// The system moves an app's state when a transition is asked for, before the transition's
-/// callbacks run, so ``App/state`` read inside a callback gives the state the transition ends in
-/// (see <doc:TheAppLifecycle>).
+/// ``App/state`` read inside a callback gives what UIKit's `applicationState` reads there (the
+/// system has already moved the app to where the transition ends, and decides by that; see
+/// <doc:TheAppLifecycle>).
 public protocol AppDelegate {
-    /// Launch has begun. ``App/state`` already reads the state the launch moves to: `active`, or
+    /// Launch has begun. ``App/state`` reads `inactive` for a launch into the foreground, and
     /// `background` for a background event.
     ///
     /// - Parameters:
@@ -19,33 +19,38 @@ public protocol AppDelegate {
     ///   - options: Why the app was launched, and the state it saved before it was last terminated.
     func willFinishLaunching(_ app: isolated App, options: LaunchOptions)
     /// Launch is done; `didBecomeActive` follows (or `didEnterBackground`, for a background event).
+    /// ``App/state`` reads as in `willFinishLaunching`. Together the two have the launch deadline
+    /// (``AppConfiguration/launchDeadline``).
     ///
     /// - Parameters:
     ///   - app: The app, isolated: the callback runs on its run loop.
     ///   - options: Why the app was launched, and the state it saved before it was last terminated.
     func didFinishLaunching(_ app: isolated App, options: LaunchOptions)
-    /// The app is active: restart what `willResignActive` paused.
+    /// The app is active: restart what `willResignActive` paused. ``App/state`` reads `active`.
     ///
     /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func didBecomeActive(_ app: isolated App)
     /// The app is about to become inactive (an interruption, or on its way to the background).
-    /// ``App/state`` reads `inactive` for an interruption and `background` on the way there.
+    /// ``App/state`` still reads `active`.
     ///
     /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willResignActive(_ app: isolated App)
     /// The app is in the background: save state and release memory, within the deadline
-    /// (``AppConfiguration/backgroundDeadline``). The app suspends when this returns, unless a
-    /// background task is open.
+    /// (``AppConfiguration/backgroundDeadline``). ``App/state`` reads `background`. The app
+    /// suspends when this returns, unless a background task is open.
     ///
     /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func didEnterBackground(_ app: isolated App)
-    /// The app is about to come back to the foreground. ``App/state`` already reads `active`; the
+    /// The app is about to come back to the foreground. ``App/state`` still reads `background`; the
     /// notifications queued while the app was suspended come next, then `didBecomeActive`.
     ///
     /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willEnterForeground(_ app: isolated App)
     /// The running app is about to be terminated: save state, within the deadline
-    /// (``AppConfiguration/terminationDeadline``). Suspended apps are terminated without this call.
+    /// (``AppConfiguration/terminationDeadline``). ``App/state`` reads the state it is terminated
+    /// from. It cannot ask for more time (``App/beginBackgroundTask(expirationHandler:)`` is
+    /// refused), and ending its last background task does not suspend it. Suspended apps are
+    /// terminated without this call.
     ///
     /// - Parameter app: The app, isolated: the callback runs on its run loop.
     func willTerminate(_ app: isolated App)

@@ -1,13 +1,18 @@
 /// One thing that happened in an app's lifecycle, for checkers and recorders of invariants.
 ///
 /// Per app, `stateChanged` and `terminated` events come in the order the system decided them, and
-/// `callback` events in the order the callbacks ran on the app's run loop; a state change is decided
-/// (and reported) when the transition is requested, before its callbacks run.
+/// `callback` and `delivered` events in the order the callbacks and observers ran on the app's run
+/// loop; a state change is decided (and reported) when the transition is requested, before its
+/// callbacks run.
 public enum LifecycleEvent: Hashable, Sendable {
     /// The app moved from one state to another.
     case stateChanged(app: AppIdentifier, from: AppState, to: AppState)
     /// A delegate callback is about to run on the app's run loop.
     case callback(app: AppIdentifier, LifecycleCallback)
+    /// A notification is about to be delivered to the app's observers on its run loop (once per
+    /// delivery, whatever the number of observers); a memory warning's comes after its
+    /// `callback(app:_:)` of ``LifecycleCallback/didReceiveMemoryWarning``.
+    case delivered(app: AppIdentifier, AppNotification.Name)
     /// The app was terminated from `state`, for `reason`.
     case terminated(app: AppIdentifier, reason: TerminationReason, state: AppState)
     /// A terminated app has let go of its view controllers and, when it makes a delegate for each
@@ -19,8 +24,8 @@ public enum LifecycleEvent: Hashable, Sendable {
     /// The app the event is about.
     public var app: AppIdentifier {
         switch self {
-        case .stateChanged(let app, _, _), .callback(let app, _), .terminated(let app, _, _), .released(let app),
-             .restorationFailed(let app, _): app
+        case .stateChanged(let app, _, _), .callback(let app, _), .delivered(let app, _), .terminated(let app, _, _),
+             .released(let app), .restorationFailed(let app, _): app
         }
     }
 }

@@ -19,8 +19,10 @@ struct LifecycleRecord {
     var generation = 0
     /// `willTerminate` is queued or running.
     var isTerminating = false
-    /// `didEnterBackground` is queued or running: the app must not suspend before it returns.
-    var isEnteringBackground = false
+    /// The `didEnterBackground` calls queued or running (the app can be brought back and sent to
+    /// the background again before the first has run): the app must not suspend before the last
+    /// returns.
+    var backgroundEntriesUnderWay = 0
     /// The app's code the system runs now outside a lifecycle callback (an observer, a memory
     /// warning, an expiration handler, an eviction handler or discard callback): the app does not
     /// suspend while any runs, and the last to return suspends it if it should be by then.
@@ -88,7 +90,11 @@ enum LifecycleStep: Sendable {
     case callback(LifecycleCallback)
     /// Deliver a notification queued while the app was suspended.
     case deliver(AppNotification)
-    /// Suspend when no background task is open (after `didEnterBackground`).
+    /// `didEnterBackground` has returned: one entry into the background fewer under way, then
+    /// suspend if nothing keeps the app running.
+    case finishEnteringBackground
+    /// Suspend if nothing keeps the app running (``App/suspend()`` asked while entering the
+    /// background: after the `didEnterBackground` queued before it).
     case suspendIfIdle
     /// Finish a termination after `willTerminate`.
     case terminate(TerminationReason)

@@ -130,13 +130,17 @@ extension AppState {
 }
 
 extension App {
-    /// Posts `warning` to the run loop for the app's current launch; the receipt says what it
-    /// reached (nothing, if that launch was no longer running when its turn came).
+    /// Posts `warning` to the run loop for the app's launch running now; the receipt says what it
+    /// reached (nothing, if no launch runs now, or if it was no longer running when its turn came).
     nonisolated func receiveMemoryWarning(_ warning: MemoryWarning) -> Completion<WarningDelivery.Receipt> {
         let completion = Completion<WarningDelivery.Receipt>()
-        // Under the app's lock: a transition under way (a launch) has queued its callbacks by then,
-        // and the warning comes after them.
-        let generation = record.withLock { $0.generation }
+        // Under the app's lock: the launch running now has queued its callbacks by then (a launch
+        // under way too), and the warning comes after them. An app that runs no launch now (it
+        // stopped since it was chosen) is not warned, nor is the launch that follows.
+        guard let generation = record.withLock({ $0.state.isRunning ? $0.generation : nil }) else {
+            completion.resolve(WarningDelivery.Receipt())
+            return completion
+        }
         perform { app in
             completion.resolve(app.handleMemoryWarning(warning, generation: generation))
         }

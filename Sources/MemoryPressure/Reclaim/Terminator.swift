@@ -70,7 +70,7 @@ final class Terminator: Sendable {
             beginDraining(app, reason: reason, state: state)
         case .released(let app):
             finish(app)
-        case .stateChanged, .callback, .restorationFailed:
+        case .stateChanged, .callback, .delivered, .restorationFailed:
             break
         }
     }

@@ -2,7 +2,10 @@ import MemoryPressure
 import Synchronization
 
 /// Checks, while a simulation runs, what the memory system promises:
-/// - no active (or inactive) app is terminated for system pressure;
+/// - no app is terminated for system pressure unless it was suspended or in the background, as the
+///   checker saw it leave (whatever state the termination reports);
+/// - no app code runs while its app is suspended: no delegate callback (`willTerminate` after a
+///   suspension among them), no memory warning, no notification delivered to its observers;
 /// - every pressure termination takes the largest suspended app at that moment, and a background
 ///   app only when no suspended app is left;
 /// - every memory warning reaches every running app's delegate, view controllers and observers,
@@ -73,18 +76,34 @@ final class InvariantChecker: Sendable {
         case .terminated(let app, let reason, let from):
             journal.recordTermination(of: app)
             state.withLock { state in
-                guard let stop = state.stopping.removeValue(forKey: app), reason == .systemPressure else { return }
-                if from == .active || from == .inactive {
-                    state.violations.append(at(time) + "\(app) was terminated for system pressure while \(from)")
-                } else {
+                let stop = state.stopping.removeValue(forKey: app)
+                guard reason == .systemPressure else { return }
+                let left = stop?.state ?? state.states[app] ?? from
+                if left != .suspended && left != .background {
+                    state.violations.append(at(time) + "\(app) was terminated for system pressure while \(left)")
+                } else if let stop {
                     state.pressureVictims[app] = stop
                 }
             }
         case .callback(let app, let callback):
             state.withLock { state in
                 if callback == .willTerminate { state.willTerminate[app] = time }
+                if state.states[app] == .suspended {
+                    let problem = switch callback {
+                    case .willTerminate: "willTerminate came after it was suspended"
+                    case .didReceiveMemoryWarning: "a memory warning reached it while it was suspended"
+                    default: "\(callback) ran while it was suspended"
+                    }
+                    state.violations.append(at(time) + "\(app): \(problem)")
+                }
                 if let problem = state.callbacks[app, default: CallbackSequence()].accept(callback) {
                     state.violations.append(at(time) + "\(app): \(problem)")
+                }
+            }
+        case .delivered(let app, let name):
+            state.withLock { state in
+                if state.states[app] == .suspended {
+                    state.violations.append(at(time) + "\(app): its observers heard \(name) while it was suspended")
                 }
             }
         case .released(let app):
