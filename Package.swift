@@ -113,6 +113,7 @@ let package = Package(
             name: "ReliabilityTests",
             dependencies: [
                 "MemoryPressure",
+                "MemoryPressureSimulation",
                 "Jemalloc",
                 "MemoryPressureTestKit",
                 "MemoryTestSupport",

@@ -1,5 +1,6 @@
 import Dispatch
 @_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureSimulation
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization
@@ -339,7 +340,7 @@ final class WitnessedContent: DiscardableContent {
 final class ContractWitness: Sendable {
     private struct State {
         var violations: [String] = []
-        var orders: [AppIdentifier: CallbackOrder] = [:]
+        var orders: [AppIdentifier: CallbackSequence] = [:]
         var pressureTerminations = 0
     }
 
@@ -399,68 +400,14 @@ final class ContractWitness: Sendable {
                     state.violations.append("\(app) was terminated for system pressure while \(from)")
                 }
             case .callback(let app, let callback):
-                if let problem = state.orders[app, default: CallbackOrder()].accept(callback) {
+                if let problem = state.orders[app, default: CallbackSequence()].accept(callback) {
                     state.violations.append("\(app): \(problem)")
                 }
             case .released(let app):
-                state.orders[app, default: CallbackOrder()].released()
+                state.orders[app, default: CallbackSequence()].released()
             case .stateChanged, .delivered, .terminated, .restorationFailed:
                 break
             }
-        }
-    }
-}
-
-/// The order an app's delegate callbacks may come in, as UIKit's: launch, then into the foreground
-/// or the background; interruptions; background and back; memory warnings only while launched; and
-/// after `willTerminate` nothing until the app has let go of its memory and launches again.
-struct CallbackOrder {
-    enum Phase: CustomStringConvertible {
-        case notLaunched, launching, launched, active, inactive, background, foregrounding, terminating
-
-        var description: String {
-            switch self {
-            case .notLaunched: "not launched"
-            case .launching: "launching"
-            case .launched: "launched"
-            case .active: "active"
-            case .inactive: "inactive"
-            case .background: "in the background"
-            case .foregrounding: "entering the foreground"
-            case .terminating: "terminating"
-            }
-        }
-    }
-
-    private var phase = Phase.notLaunched
-    private var last: LifecycleCallback?
-
-    mutating func accept(_ callback: LifecycleCallback) -> String? {
-        guard let next = Self.phase(after: callback, in: phase) else {
-            return "\(callback) came \(last.map { "after \($0)" } ?? "first") while \(phase)"
-        }
-        phase = next
-        last = callback
-        return nil
-    }
-
-    mutating func released() {
-        phase = .notLaunched
-        last = nil
-    }
-
-    private static func phase(after callback: LifecycleCallback, in phase: Phase) -> Phase? {
-        switch (phase, callback) {
-        case (.notLaunched, .willFinishLaunching): .launching
-        case (.launching, .didFinishLaunching): .launched
-        case (.launched, .didBecomeActive), (.inactive, .didBecomeActive), (.foregrounding, .didBecomeActive): .active
-        case (.launched, .didEnterBackground), (.inactive, .didEnterBackground): .background
-        case (.active, .willResignActive): .inactive
-        case (.background, .willEnterForeground): .foregrounding
-        case (.notLaunched, _), (.terminating, _): nil
-        case (_, .willTerminate): .terminating
-        case (_, .didReceiveMemoryWarning): phase
-        default: nil
         }
     }
 }

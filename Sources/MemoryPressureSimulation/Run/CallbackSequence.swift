@@ -3,12 +3,12 @@ import MemoryPressure
 /// The order an app's delegate callbacks may come in, as UIKit's: launch, then into the foreground
 /// or the background; interruptions; background and back; memory warnings only while launched; and
 /// after `willTerminate` nothing until the app has let go of its memory and launches again.
-struct CallbackSequence: Hashable, Sendable {
+package struct CallbackSequence: Hashable, Sendable {
     /// Where the app is in its sequence.
-    enum Phase: Hashable, Sendable, CustomStringConvertible {
+    package enum Phase: Hashable, Sendable, CustomStringConvertible {
         case notLaunched, launching, launched, active, inactive, background, foregrounding, terminating
 
-        var description: String {
+        package var description: String {
             switch self {
             case .notLaunched: "not launched"
             case .launching: "launching"
@@ -22,11 +22,14 @@ struct CallbackSequence: Hashable, Sendable {
         }
     }
 
-    private(set) var phase = Phase.notLaunched
-    private(set) var last: LifecycleCallback?
+    package private(set) var phase = Phase.notLaunched
+    package private(set) var last: LifecycleCallback?
+
+    /// A sequence that has not started: the app has not launched.
+    package init() {}
 
     /// Takes `callback`; returns a description of the problem when it may not come now.
-    mutating func accept(_ callback: LifecycleCallback) -> String? {
+    package mutating func accept(_ callback: LifecycleCallback) -> String? {
         guard let next = Self.phase(after: callback, in: phase) else {
             let after = last.map { "after \($0)" } ?? "first"
             return "\(callback) came \(after) while \(phase)"
@@ -37,7 +40,7 @@ struct CallbackSequence: Hashable, Sendable {
     }
 
     /// The app has let go of its memory after a termination: the next callback starts a launch.
-    mutating func released() {
+    package mutating func released() {
         phase = .notLaunched
         last = nil
     }
