@@ -17,6 +17,7 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             case invalidValue
             case notPermitted
             case unavailable
+            case arenaLimitReached
             case outOfMemory
             case other
         }
@@ -37,6 +38,9 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let notPermitted = Kind(.notPermitted)
         /// jemalloc could not complete the request at this moment (`EAGAIN`, `EFAULT`, `EBUSY`).
         public static let unavailable = Kind(.unavailable)
+        /// Every arena index is in use, so `arenas.create` cannot make another arena (`EAGAIN` from
+        /// that key): a lasting limit, not a passing one.
+        public static let arenaLimitReached = Kind(.arenaLimitReached)
         /// jemalloc could not allocate the memory asked for.
         public static let outOfMemory = Kind(.outOfMemory)
         /// Any other errno.
@@ -56,6 +60,8 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             case .invalidValue: "invalid value or value size"
             case .notPermitted: "operation not permitted"
             case .unavailable: "temporarily unavailable"
+            case .arenaLimitReached:
+                "limit reached: every arena index is in use (jemalloc makes at most \(Arena.indexLimit) arenas, automatic ones included)"
             case .outOfMemory: "out of memory"
             case .other: "failed"
             }
@@ -87,6 +93,7 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             kind = key.hasPrefix("stats.") && !statisticsEnabled() ? .statisticsDisabled : .unknownKey
         case EINVAL: kind = .invalidValue
         case EPERM: kind = .notPermitted
+        case EAGAIN where key == MallctlKey.createArena.name: kind = .arenaLimitReached
         case EAGAIN, EFAULT, EBUSY: kind = .unavailable
         case ENOMEM: kind = .outOfMemory
         default: kind = .other
