@@ -101,9 +101,14 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
         self.init(kind: kind, key: key, errno: errno)
     }
 
-    /// The message: `jemalloc <key>: <reason>`, and the errno with its text when there is one.
+    /// The message: `jemalloc <key>: <reason>`, and the errno with its text when there is one (a
+    /// reached limit gives only the number: `EAGAIN`'s text says "temporarily").
     public var description: String {
-        let code = errno == 0 ? "" : " (errno \(errno): \(String(cString: strerror(errno))))"
+        let code = switch (errno, kind) {
+        case (0, _): ""
+        case (_, .arenaLimitReached): " (errno \(errno))"
+        default: " (errno \(errno): \(String(cString: strerror(errno))))"
+        }
         return "jemalloc \(key): \(kind.reason)\(code)"
     }
 }
