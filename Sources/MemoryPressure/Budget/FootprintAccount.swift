@@ -79,23 +79,24 @@ final class FootprintAccount: Sendable {
 
     // MARK: The allocation path
 
-    /// Admits `bytes` more in `app`'s heap, which holds `heapBytes` now and may hold at most
+    /// Admits `bytes` more in `heap`, which holds `heapBytes` now and may hold at most
     /// `hardLimit`: refuses at once past the hard limit; while the budget is held, wakes the monitor
     /// when a threshold is crossed, and past the budget waits for room for up to the admission wait,
     /// then refuses. Counts the bytes as admitted, and as resident at once unless `faultedInLater`
     /// (then ``commit(_:)`` counts them as their pages are faulted in).
+    /// The heap (not its app's identifier) is passed so that the way in retains nothing.
     @inline(__always)
-    func admit(_ bytes: Int, app: AppIdentifier, heapBytes: Int, hardLimit: Int, faultedInLater: Bool) throws(MemoryPressureError) {
+    func admit(_ bytes: Int, heap: AppHeap, heapBytes: Int, hardLimit: Int, faultedInLater: Bool) throws(MemoryPressureError) {
         if heapBytes + bytes > hardLimit {
-            throw refuse(bytes, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
+            throw refuse(bytes, app: heap.app, .hardLimit(hardLimit, heapBytes: heapBytes))
         }
-        if faultedInLater { underWay.add(bytes, ordering: .relaxed) }
-        let after = admitted.add(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
+        if faultedInLater { underWay.wrappingAdd(bytes, ordering: .relaxed) }
+        let after = admitted.wrappingAdd(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
         guard holdsBudget.load(ordering: .relaxed) else { return }
-        try admitAgainstBudget(bytes, app: app, footprintAfter: after, faultedInLater: faultedInLater)
+        try admitAgainstBudget(bytes, app: heap.app, footprintAfter: after, faultedInLater: faultedInLater)
     }
 
-    /// The budget's part of ``admit(_:app:heapBytes:hardLimit:faultedInLater:)``, once `bytes` are
+    /// The budget's part of ``admit(_:heap:heapBytes:hardLimit:faultedInLater:)``, once `bytes` are
     /// counted and the footprint is `after`.
     private func admitAgainstBudget(_ bytes: Int, app: AppIdentifier, footprintAfter after: Int, faultedInLater: Bool) throws(MemoryPressureError) {
         let before = after - bytes
@@ -114,19 +115,19 @@ final class FootprintAccount: Sendable {
 
     /// `bytes` admitted to be faulted in later are allocated and their pages resident.
     func commit(_ bytes: Int) {
-        underWay.subtract(bytes, ordering: .relaxed)
+        underWay.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
     /// `bytes` admitted were not allocated after all (none of them committed).
     func withdraw(_ bytes: Int, faultedInLater: Bool) {
-        if faultedInLater { underWay.subtract(bytes, ordering: .relaxed) }
-        admitted.subtract(bytes, ordering: .relaxed)
+        if faultedInLater { underWay.wrappingSubtract(bytes, ordering: .relaxed) }
+        admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
     /// `bytes` of resident heap memory were freed.
     @inline(__always)
     func release(_ bytes: Int) {
-        admitted.subtract(bytes, ordering: .relaxed)
+        admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
     /// Waits, a millisecond at a time, until the admitted bytes fit in the budget; false when the

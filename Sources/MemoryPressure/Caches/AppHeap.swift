@@ -49,6 +49,8 @@ public final class AppHeap: Sendable {
         var refused = false
     }
 
+    /// The heap's bytes. Changed with wrapping adds (`lock xadd`), since an overflow-checked add is a
+    /// compare-and-swap loop: byte counts of live memory cannot overflow.
     private let allocated = Atomic<Int>(0)
     private let buffers = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -143,14 +145,17 @@ public final class AppHeap: Sendable {
     @discardableResult
     @inline(__always)
     private func admit(_ byteCount: Int) throws(MemoryPressureError) -> Int {
-        do {
-            try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
-        } catch {
-            throw .allocationFailed(error, app: app)
+        guard byteCount > 0 else {
+            do {
+                try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
+            } catch {
+                throw .allocationFailed(error, app: app)
+            }
+            preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
         }
         // Counted before the closed check, and close() sets the flag before it reads the count: an
         // allocation racing a close either sees the heap closed or is seen by it.
-        let heapBytes = allocated.add(byteCount, ordering: .sequentiallyConsistent).newValue
+        let heapBytes = allocated.wrappingAdd(byteCount, ordering: .sequentiallyConsistent).newValue
         guard !closed.load(ordering: .sequentiallyConsistent) else {
             remove(byteCount)
             throw .heapClosed(app)
@@ -158,7 +163,7 @@ public final class AppHeap: Sendable {
         guard let account else { return heapBytes }
         do {
             try account.admit(
-                byteCount, app: app, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
+                byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
                 faultedInLater: byteCount >= Self.prefaultThreshold
             )
         } catch {
@@ -212,7 +217,7 @@ public final class AppHeap: Sendable {
     /// Uncounts `byteCount` bytes; finishes the heap if it is closed and now empty.
     @inline(__always)
     private func remove(_ byteCount: Int) {
-        if allocated.subtract(byteCount, ordering: .sequentiallyConsistent).newValue == 0,
+        if allocated.wrappingSubtract(byteCount, ordering: .sequentiallyConsistent).newValue == 0,
            closed.load(ordering: .sequentiallyConsistent) {
             finish()
         }
