@@ -15,6 +15,11 @@ static inline int cjemalloc_mallocx_tcache_none(void) {
     return MALLOCX_TCACHE_NONE;
 }
 
+/// `MALLOCX_TCACHE(tc)`: allocate from, and free into, the explicit thread cache `tc` (`tcache.create`).
+static inline int cjemalloc_mallocx_tcache(unsigned tc) {
+    return MALLOCX_TCACHE(tc);
+}
+
 /// `MALLOCX_LG_ALIGN(lg)`: align to `1 << lg` bytes.
 static inline int cjemalloc_mallocx_lg_align(unsigned lg) {
     return MALLOCX_LG_ALIGN(lg);

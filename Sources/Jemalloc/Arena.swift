@@ -16,14 +16,28 @@ public struct Arena: Hashable, Sendable, CustomStringConvertible {
         self.index = index
     }
 
+    /// The most arenas jemalloc makes, automatic ones included (`MALLOCX_ARENA_LIMIT`: the arena
+    /// index has 12 bits in `mallocx`'s flags).
+    package static let indexLimit = 4_095
+
     /// Creates an arena of the process's default configuration (`arenas.create`).
     ///
     /// jemalloc publishes a new arena's statistics only from the next epoch on, so this refreshes
     /// the epoch once, and ``statistics()`` can be read at once.
+    ///
+    /// - Throws: ``JemallocError`` of kind ``JemallocError/Kind-swift.struct/arenaLimitReached``
+    ///   when every arena index is in use (jemalloc makes at most 4,095 arenas, automatic ones
+    ///   included).
     public static func create() throws(JemallocError) -> Arena {
-        let arena = Arena(index: try MallctlKey.createArena.read())
+        let arena = try createWithoutEpochRefresh()
         try Jemalloc.advanceEpoch()
         return arena
+    }
+
+    /// Creates an arena without refreshing the epoch: the refresh costs about 9 µs per arena in the
+    /// process, so an owner that does not read the new arena's statistics at once skips it.
+    package static func createWithoutEpochRefresh() throws(JemallocError) -> Arena {
+        Arena(index: try MallctlKey.createArena.read())
     }
 
     /// Whether the arena exists now (`arena.<i>.initialized`); false once it has been destroyed.

@@ -14,22 +14,13 @@ public struct ArenaAllocation: ~Copyable, @unchecked Sendable {
     public let byteCount: Int
     /// The arena the bytes live in.
     public let arena: Arena
-    private let flags: Int32
+    private let alignment: Int
 
     init(byteCount: Int, alignment: Int, zeroed: Bool, arena: Arena) throws(JemallocError) {
-        guard byteCount > 0, alignment > 0, alignment & (alignment - 1) == 0 else {
-            throw JemallocError(kind: .invalidValue, key: "mallocx(\(byteCount), align \(alignment))", errno: 0)
-        }
-        let flags = cjemalloc_mallocx_arena(arena.index)
-            | cjemalloc_mallocx_tcache_none()
-            | cjemalloc_mallocx_lg_align(UInt32(alignment.trailingZeroBitCount))
-        guard let base = mallocx(byteCount, flags | (zeroed ? cjemalloc_mallocx_zero() : 0)) else {
-            throw JemallocError(kind: .outOfMemory, key: "mallocx(\(byteCount)) in \(arena)", errno: 0)
-        }
-        self.base = base
+        self.base = try arena.allocateUncached(byteCount: byteCount, alignment: alignment, zeroed: zeroed)
         self.byteCount = byteCount
         self.arena = arena
-        self.flags = flags
+        self.alignment = alignment
     }
 
     /// Calls `body` with the bytes, to read them.
@@ -47,6 +38,43 @@ public struct ArenaAllocation: ~Copyable, @unchecked Sendable {
     }
 
     deinit {
-        sdallocx(base, byteCount, flags)
+        arena.deallocateUncached(base, byteCount: byteCount, alignment: alignment)
+    }
+}
+
+extension Arena {
+    /// Allocates `byteCount` bytes aligned to `alignment` in this arena, bypassing the thread
+    /// cache, for an owner that frees them with ``deallocateUncached(_:byteCount:alignment:)``.
+    ///
+    /// - Throws: ``JemallocError`` (`invalidValue` for a byte count under 1 or an alignment that is
+    ///   not a power of two, `outOfMemory` when jemalloc has no memory).
+    package func allocateUncached(byteCount: Int, alignment: Int, zeroed: Bool) throws(JemallocError) -> UnsafeMutableRawPointer {
+        try JemallocError.checkAllocation(byteCount: byteCount, alignment: alignment)
+        let flags = uncachedFlags(alignment: alignment) | (zeroed ? cjemalloc_mallocx_zero() : 0)
+        guard let base = mallocx(byteCount, flags) else {
+            throw JemallocError(kind: .outOfMemory, key: "mallocx(\(byteCount)) in \(self)", errno: 0)
+        }
+        return base
+    }
+
+    /// Frees bytes from ``allocateUncached(byteCount:alignment:zeroed:)`` with the same byte count
+    /// and alignment.
+    package func deallocateUncached(_ base: UnsafeMutableRawPointer, byteCount: Int, alignment: Int) {
+        sdallocx(base, byteCount, uncachedFlags(alignment: alignment))
+    }
+
+    private func uncachedFlags(alignment: Int) -> Int32 {
+        cjemalloc_mallocx_arena(index) | cjemalloc_mallocx_tcache_none()
+            | cjemalloc_mallocx_lg_align(UInt32(alignment.trailingZeroBitCount))
+    }
+}
+
+extension JemallocError {
+    /// Throws the error `mallocx` would give for `byteCount` bytes aligned to `alignment`, unless
+    /// the byte count is 1 or more and the alignment a power of two.
+    package static func checkAllocation(byteCount: Int, alignment: Int) throws(JemallocError) {
+        guard byteCount > 0, alignment > 0, alignment & (alignment - 1) == 0 else {
+            throw JemallocError(kind: .invalidValue, key: "mallocx(\(byteCount), align \(alignment))", errno: 0)
+        }
     }
 }

@@ -17,6 +17,7 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             case invalidValue
             case notPermitted
             case unavailable
+            case arenaLimitReached
             case outOfMemory
             case other
         }
@@ -37,6 +38,9 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let notPermitted = Kind(.notPermitted)
         /// jemalloc could not complete the request at this moment (`EAGAIN`, `EFAULT`, `EBUSY`).
         public static let unavailable = Kind(.unavailable)
+        /// Every arena index is in use, so `arenas.create` cannot make another arena (`EAGAIN` from
+        /// that key): a lasting limit, not a passing one.
+        public static let arenaLimitReached = Kind(.arenaLimitReached)
         /// jemalloc could not allocate the memory asked for.
         public static let outOfMemory = Kind(.outOfMemory)
         /// Any other errno.
@@ -56,6 +60,8 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             case .invalidValue: "invalid value or value size"
             case .notPermitted: "operation not permitted"
             case .unavailable: "temporarily unavailable"
+            case .arenaLimitReached:
+                "limit reached: every arena index is in use (jemalloc makes at most \(Arena.indexLimit) arenas, automatic ones included)"
             case .outOfMemory: "out of memory"
             case .other: "failed"
             }
@@ -87,6 +93,7 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
             kind = key.hasPrefix("stats.") && !statisticsEnabled() ? .statisticsDisabled : .unknownKey
         case EINVAL: kind = .invalidValue
         case EPERM: kind = .notPermitted
+        case EAGAIN where key == MallctlKey.createArena.name: kind = .arenaLimitReached
         case EAGAIN, EFAULT, EBUSY: kind = .unavailable
         case ENOMEM: kind = .outOfMemory
         default: kind = .other
@@ -94,9 +101,14 @@ public struct JemallocError: Error, Hashable, Sendable, CustomStringConvertible 
         self.init(kind: kind, key: key, errno: errno)
     }
 
-    /// The message: `jemalloc <key>: <reason>`, and the errno with its text when there is one.
+    /// The message: `jemalloc <key>: <reason>`, and the errno with its text when there is one (a
+    /// reached limit gives only the number: `EAGAIN`'s text says "temporarily").
     public var description: String {
-        let code = errno == 0 ? "" : " (errno \(errno): \(String(cString: strerror(errno))))"
+        let code = switch (errno, kind) {
+        case (0, _): ""
+        case (_, .arenaLimitReached): " (errno \(errno))"
+        default: " (errno \(errno): \(String(cString: strerror(errno))))"
+        }
         return "jemalloc \(key): \(kind.reason)\(code)"
     }
 }

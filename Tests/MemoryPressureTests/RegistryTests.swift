@@ -110,7 +110,9 @@ struct RegistryTests {
     }
 
     @Test func removingAnAppDestroysItsHeap() throws {
-        let registry = PurgeRegistry()
+        // Heaps with an arena of their own, so the arena's destruction can be seen (the pool's
+        // arenas are shared and live on: HeapScaleTests covers heaps in the pool).
+        let registry = PurgeRegistry(heapArenas: .ownArenaFromCreation)
         let app = AppIdentifier.test("terminated")
         let heap = try registry.heap(for: app)
         var buffer: HeapBuffer? = try heap.allocate(byteCount: 2 * Self.mebibyte)

@@ -23,8 +23,9 @@ final class FootprintAccount: Sendable {
 
     /// Heap bytes admitted: live buffers, and allocations under way.
     private let admitted = Atomic<Int>(0)
-    /// Heap bytes whose pages are resident: allocated and faulted in.
-    private let resident = Atomic<Int>(0)
+    /// Heap bytes admitted whose pages are not yet faulted in: large allocations under way. Small
+    /// ones count as resident from their admission, so they cost one atomic add here, not two.
+    private let underWay = Atomic<Int>(0)
     /// The last sample's footprint less the heap bytes resident then: what lives outside the heaps.
     private let outsideHeaps = Atomic<Int>(0)
     /// Whether the budget is held: while the system runs, when samples keep the account current
@@ -78,21 +79,31 @@ final class FootprintAccount: Sendable {
 
     // MARK: The allocation path
 
-    /// Admits `bytes` more in `app`'s heap, which holds `heapBytes` now and may hold at most
+    /// Admits `bytes` more in `heap`, which holds `heapBytes` now and may hold at most
     /// `hardLimit`: refuses at once past the hard limit; while the budget is held, wakes the monitor
     /// when a threshold is crossed, and past the budget waits for room for up to the admission wait,
-    /// then refuses. Counts the bytes as admitted.
-    func admit(_ bytes: Int, app: AppIdentifier, heapBytes: Int, hardLimit: Int) throws(MemoryPressureError) {
+    /// then refuses. Counts the bytes as admitted, and as resident at once unless `faultedInLater`
+    /// (then ``commit(_:)`` counts them as their pages are faulted in).
+    /// The heap (not its app's identifier) is passed so that the way in retains nothing.
+    @inline(__always)
+    func admit(_ bytes: Int, heap: AppHeap, heapBytes: Int, hardLimit: Int, faultedInLater: Bool) throws(MemoryPressureError) {
         if heapBytes + bytes > hardLimit {
-            throw refuse(bytes, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
+            throw refuse(bytes, app: heap.app, .hardLimit(hardLimit, heapBytes: heapBytes))
         }
-        let after = admitted.add(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
-        let before = after - bytes
+        if faultedInLater { underWay.wrappingAdd(bytes, ordering: .relaxed) }
+        let after = admitted.wrappingAdd(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
         guard holdsBudget.load(ordering: .relaxed) else { return }
+        try admitAgainstBudget(bytes, app: heap.app, footprintAfter: after, faultedInLater: faultedInLater)
+    }
+
+    /// The budget's part of ``admit(_:heap:heapBytes:hardLimit:faultedInLater:)``, once `bytes` are
+    /// counted and the footprint is `after`.
+    private func admitAgainstBudget(_ bytes: Int, app: AppIdentifier, footprintAfter after: Int, faultedInLater: Bool) throws(MemoryPressureError) {
+        let before = after - bytes
         if after > budget.totalBytes {
             noteCrossing(of: criticalBytes)
             guard waitForRoom() else {
-                admitted.subtract(bytes, ordering: .relaxed)
+                withdraw(bytes, faultedInLater: faultedInLater)
                 throw refuse(bytes, app: app, .budget)
             }
         } else if before < criticalBytes && after >= criticalBytes {
@@ -102,20 +113,21 @@ final class FootprintAccount: Sendable {
         }
     }
 
-    /// `bytes` admitted are allocated and their pages resident.
+    /// `bytes` admitted to be faulted in later are allocated and their pages resident.
     func commit(_ bytes: Int) {
-        resident.add(bytes, ordering: .relaxed)
+        underWay.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
-    /// `bytes` admitted were not allocated after all.
-    func withdraw(_ bytes: Int) {
-        admitted.subtract(bytes, ordering: .relaxed)
+    /// `bytes` admitted were not allocated after all (none of them committed).
+    func withdraw(_ bytes: Int, faultedInLater: Bool) {
+        if faultedInLater { underWay.wrappingSubtract(bytes, ordering: .relaxed) }
+        admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
-    /// `bytes` of committed heap memory were freed.
+    /// `bytes` of resident heap memory were freed.
+    @inline(__always)
     func release(_ bytes: Int) {
-        resident.subtract(bytes, ordering: .relaxed)
-        admitted.subtract(bytes, ordering: .relaxed)
+        admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
     /// Waits, a millisecond at a time, until the admitted bytes fit in the budget; false when the
@@ -171,7 +183,8 @@ final class FootprintAccount: Sendable {
     /// Reads the counters; taken before the sources, so that pages faulted in meanwhile count as
     /// outside the heaps (too much, never too little).
     func snapshot() -> Snapshot {
-        Snapshot(admitted: admitted.load(ordering: .relaxed), resident: resident.load(ordering: .relaxed))
+        let admitted = admitted.load(ordering: .relaxed)
+        return Snapshot(admitted: admitted, resident: max(0, admitted - underWay.load(ordering: .relaxed)))
     }
 
     /// Completes `sample` with the heaps' bytes, folds allocations still under way into its

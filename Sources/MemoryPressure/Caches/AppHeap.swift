@@ -6,27 +6,56 @@ import Musl
 import Jemalloc
 import Synchronization
 
-/// One app's own jemalloc arena, for the buffers it owns: cache payloads and backing stores.
+/// The memory an app owns: cache payloads, backing stores, and any object the app allocates here,
+/// counted exactly as it is allocated and freed, and given back at once when the app is terminated.
 ///
-/// Buffers (``HeapBuffer``) are allocated without the thread cache, so the arena's statistics count
-/// exactly their bytes, and the heap keeps a running count of them that needs no epoch refresh.
-/// Every buffer holds the heap alive, and the arena is destroyed (all its pages returned at once)
-/// only when nothing can reach it any more: when the heap object goes away, or when it is closed once
-/// the last buffer has been freed. No buffer can therefore outlive the memory it points into.
+/// ## Where the bytes live
+///
+/// An arena per app would stop at jemalloc's 4,095 arenas and make every epoch refresh cost about
+/// 9 µs per app, so heaps share the process's arena pool: a few arenas (four per core, at most 64),
+/// handed out in turn, each reached through the calling thread's own cache for it. The heap counts
+/// its own bytes (an atomic counter, current without any epoch refresh), so an app's footprint is
+/// exact however many apps share an arena. A heap that grows past its policy's threshold
+/// (``HeapArenaPolicy``, 64 MiB) takes an arena of its own, while the process has fewer than 64,
+/// for the buffers it makes from then on.
+///
+/// When a closed heap (its app terminated) has nothing left in it, its pool arena is purged, which
+/// returns the pages its buffers freed at once, and its own arena, if it has one, is destroyed. A
+/// buffer larger than a page is its own extent in the arena, so its pages come back whole; small
+/// objects share pages with other apps' and come back as those pages empty.
+///
+/// ## Two ways to allocate
+///
+/// ``allocate(byteCount:zeroed:)`` makes a ``HeapBuffer``, an object that frees its bytes when the
+/// last reference goes, guards them with a lock and keeps the heap alive: the safe way, for large
+/// payloads. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are the fast way for many
+/// small objects: a raw allocation, admitted and counted the same way, at a few times the cost of
+/// `malloc`, that the caller frees exactly once through the same heap.
 public final class AppHeap: Sendable {
     /// The app the heap belongs to.
     public let app: AppIdentifier
-    /// The arena the heap allocates in.
-    package let arena: Arena
+    private let pool: ArenaPool
+    /// The pool arena the heap's raw allocations, and its buffers until it has an own arena, go to.
+    private let slot: ArenaPool.Slot
+    private let policy: HeapArenaPolicy
+    /// The index of the heap's own arena, ``noArena`` until it takes one.
+    private let ownArenaIndex = Atomic<UInt32>(noArena)
+    private static let noArena = UInt32.max
+    /// Held while the own arena is taken, purged or destroyed, and while the heap is finished.
+    private let ownArenaLock = Mutex(OwnArenaState())
 
-    private struct State {
-        var isClosed = false
-        var isDestroyed = false
-        var liveBuffers = 0
+    private struct OwnArenaState {
+        /// The limit or jemalloc refused an own arena: the heap stays in the pool.
+        var refused = false
     }
 
-    private let state = Mutex(State())
+    /// The heap's bytes. Changed with wrapping adds (`lock xadd`), since an overflow-checked add is a
+    /// compare-and-swap loop: byte counts of live memory cannot overflow.
     private let allocated = Atomic<Int>(0)
+    private let buffers = Atomic<Int>(0)
+    private let closed = Atomic<Bool>(false)
+    /// Closed, empty, its own arena destroyed and its pool arena purged.
+    private let finished = Atomic<Bool>(false)
     /// The most bytes the app may hold in the heap in its current state; `Int.max` for no limit.
     private let hardLimit = Atomic<Int>(.max)
     /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
@@ -38,18 +67,27 @@ public final class AppHeap: Sendable {
     static let prefaultThreshold = 64 << 10
     /// How much is faulted in between two commits to the account.
     static let faultChunk = 2 << 20
+    /// The alignment of every allocation.
+    static let alignment = 16
 
-    /// Creates a heap for `app` in a new arena, outside any memory system's account.
+    /// Creates a heap for `app` with an arena of its own from the start (while the process has
+    /// fewer than ``HeapArenaPolicy/ownArenaLimit``), outside any memory system's account.
     package convenience init(app: AppIdentifier) throws(JemallocError) {
-        try self.init(app: app, account: nil)
+        try self.init(app: app, account: nil, policy: .ownArenaFromCreation)
     }
 
-    /// Creates a heap for `app` in a new arena, admitting its allocations through `account`.
-    init(app: AppIdentifier, account: FootprintAccount?) throws(JemallocError) {
+    /// Creates a heap for `app` in the arena pool, admitting its allocations through `account`.
+    /// Takes no lock but the pool's creation, once per process, and refreshes no epoch.
+    init(app: AppIdentifier, account: FootprintAccount?, policy: HeapArenaPolicy = .standard) throws(JemallocError) {
         self.app = app
         self.account = account
-        arena = try Arena.create()
+        self.policy = policy
+        pool = try ArenaPool.shared.get()
+        slot = pool.nextSlot()
+        if policy.ownArenaThreshold == 0 { _ = takeOwnArena() }
     }
+
+    // MARK: Allocation
 
     /// Allocates a buffer of `byteCount` bytes in the heap.
     ///
@@ -65,41 +103,124 @@ public final class AppHeap: Sendable {
     /// - Returns: The buffer, counted in the heap until it is released.
     /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
     public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
-        try state.withLock { state throws(MemoryPressureError) in
-            guard !state.isClosed else { throw .heapClosed(app) }
-            state.liveBuffers += 1
+        let heapBytes = try admit(byteCount)
+        let ownArena = ownArena(forHeapBytes: heapBytes)
+        let base = try allocateAdmitted(byteCount, zeroed: zeroed, in: ownArena)
+        return HeapBuffer(base, byteCount: byteCount, ownArena: ownArena, in: self)
+    }
+
+    /// Allocates `byteCount` bytes, aligned to 16, for the caller to free with ``deallocate(_:)``:
+    /// the fast way to keep many small objects in the heap.
+    ///
+    /// The allocation is admitted and counted as ``allocate(byteCount:zeroed:)``'s are, and goes
+    /// to the heap's pool arena through the calling thread's cache for it, taking no lock: a
+    /// 256-byte allocation and its release cost a few times what `malloc` and `free` do. The bytes
+    /// are the caller's until they are passed to ``deallocate(_:)`` of this heap, exactly once (as
+    /// with `malloc`, nothing checks this); the heap must be kept until then. They stay valid after
+    /// the heap is closed, until deallocated.
+    ///
+    /// - Parameters:
+    ///   - byteCount: The size in bytes; 1 or more.
+    ///   - zeroed: Whether the bytes start as zero.
+    /// - Returns: The bytes, uninitialized unless `zeroed`.
+    /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
+    @inline(__always)
+    public func allocateBytes(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> UnsafeMutableRawBufferPointer {
+        try admit(byteCount)
+        return UnsafeMutableRawBufferPointer(start: try allocateAdmitted(byteCount, zeroed: zeroed, in: nil), count: byteCount)
+    }
+
+    /// Frees bytes that ``allocateBytes(byteCount:zeroed:)`` of this heap returned, and lowers the
+    /// heap's count by their size.
+    ///
+    /// - Parameter bytes: The bytes, exactly as returned; after this call they must not be used.
+    @inline(__always)
+    public func deallocate(_ bytes: UnsafeMutableRawBufferPointer) {
+        guard let base = bytes.baseAddress else { preconditionFailure("deallocate(_:) of bytes with no address") }
+        free(base, byteCount: bytes.count, in: nil)
+    }
+
+    /// Counts `byteCount` more bytes in the heap and admits them: checks the byte count, that the
+    /// heap is open, the hard limit and the budget. Returns the heap's bytes with them.
+    @discardableResult
+    @inline(__always)
+    private func admit(_ byteCount: Int) throws(MemoryPressureError) -> Int {
+        guard byteCount > 0 else {
+            do {
+                try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
+            } catch {
+                throw .allocationFailed(error, app: app)
+            }
+            preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
         }
+        // Counted before the closed check, and close() sets the flag before it reads the count: an
+        // allocation racing a close either sees the heap closed or is seen by it.
+        let heapBytes = allocated.wrappingAdd(byteCount, ordering: .sequentiallyConsistent).newValue
+        guard !closed.load(ordering: .sequentiallyConsistent) else {
+            remove(byteCount)
+            throw .heapClosed(app)
+        }
+        guard let account else { return heapBytes }
         do {
-            try account?.admit(byteCount, app: app, heapBytes: allocatedBytes, hardLimit: hardLimit.load(ordering: .relaxed))
+            try account.admit(
+                byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
+                faultedInLater: byteCount >= Self.prefaultThreshold
+            )
         } catch {
-            bufferFreed(byteCount: 0)
+            remove(byteCount)
             throw error
         }
-        var allocation: ArenaAllocation
-        do {
-            allocation = try arena.allocate(byteCount: byteCount, zeroed: zeroed)
-        } catch {
-            account?.withdraw(byteCount)
-            bufferFreed(byteCount: 0)
-            throw .allocationFailed(error, app: app)
+        return heapBytes
+    }
+
+    /// Allocates admitted bytes in `ownArena`, or in the pool when nil, and faults large ones in.
+    @inline(__always)
+    private func allocateAdmitted(_ byteCount: Int, zeroed: Bool, in ownArena: Arena?) throws(MemoryPressureError) -> UnsafeMutableRawPointer {
+        let faultedInLater = byteCount >= Self.prefaultThreshold
+        let allocation: UnsafeMutableRawPointer?
+        if let ownArena {
+            allocation = try? ownArena.allocateUncached(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
+        } else {
+            allocation = pool.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed, in: slot)
         }
-        if byteCount >= Self.prefaultThreshold {
+        guard let base = allocation else {
+            account?.withdraw(byteCount, faultedInLater: faultedInLater)
+            remove(byteCount)
+            throw .allocationFailed(JemallocError(kind: .outOfMemory, key: "mallocx(\(byteCount)) in \(ownArena ?? slot.arena)", errno: 0), app: app)
+        }
+        if faultedInLater {
             // Fault in a chunk at a time, committing each as it becomes resident, so a sample taken
             // meanwhile counts every byte once: in statm, or as under way.
-            allocation.withUnsafeMutableBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let chunk = min(Self.faultChunk, bytes.count - offset)
-                    Self.faultIn(UnsafeMutableRawBufferPointer(rebasing: bytes[offset..<offset + chunk]))
-                    account?.commit(chunk)
-                    offset += chunk
-                }
+            var offset = 0
+            while offset < byteCount {
+                let chunk = min(Self.faultChunk, byteCount - offset)
+                Self.faultIn(UnsafeMutableRawBufferPointer(start: base + offset, count: chunk))
+                account?.commit(chunk)
+                offset += chunk
             }
-        } else {
-            account?.commit(byteCount)
         }
-        allocated.add(byteCount, ordering: .relaxed)
-        return HeapBuffer(allocation, in: self)
+        return base
+    }
+
+    /// Frees `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in the pool.
+    @inline(__always)
+    func free(_ base: UnsafeMutableRawPointer, byteCount: Int, in ownArena: Arena?) {
+        if let ownArena {
+            ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
+        } else {
+            pool.deallocate(base, byteCount: byteCount, alignment: Self.alignment, in: slot)
+        }
+        account?.release(byteCount)
+        remove(byteCount)
+    }
+
+    /// Uncounts `byteCount` bytes; finishes the heap if it is closed and now empty.
+    @inline(__always)
+    private func remove(_ byteCount: Int) {
+        if allocated.wrappingSubtract(byteCount, ordering: .sequentiallyConsistent).newValue == 0,
+           closed.load(ordering: .sequentiallyConsistent) {
+            finish()
+        }
     }
 
     /// Makes `bytes`' pages resident: `MADV_POPULATE_WRITE` (Linux 5.14), or a write to each page
@@ -118,74 +239,120 @@ public final class AppHeap: Sendable {
         }
     }
 
+    // MARK: Arenas
+
+    /// The arena a buffer goes to when the heap holds `heapBytes` with it: the heap's own, taken
+    /// now if the policy calls for it, or nil for the pool.
+    private func ownArena(forHeapBytes heapBytes: Int) -> Arena? {
+        let index = ownArenaIndex.load(ordering: .acquiring)
+        if index != Self.noArena { return Arena(index: index) }
+        guard heapBytes >= policy.ownArenaThreshold else { return nil }
+        return takeOwnArena()
+    }
+
+    /// Takes an arena of the heap's own, unless it has one, or the limit or jemalloc refused one.
+    private func takeOwnArena() -> Arena? {
+        ownArenaLock.withLock { state -> Arena? in
+            let index = ownArenaIndex.load(ordering: .relaxed)
+            if index != Self.noArena { return Arena(index: index) }
+            guard !state.refused, HeapArenaPolicy.claimOwnArena() else {
+                state.refused = true
+                return nil
+            }
+            do {
+                let arena = try Arena.createWithoutEpochRefresh()
+                ownArenaIndex.store(arena.index, ordering: .releasing)
+                return arena
+            } catch {
+                HeapArenaPolicy.returnOwnArena()
+                state.refused = true
+                return nil
+            }
+        }
+    }
+
+    /// The heap's own arena, if it has taken one.
+    private var ownArena: Arena? {
+        let index = ownArenaIndex.load(ordering: .acquiring)
+        return index == Self.noArena ? nil : Arena(index: index)
+    }
+
+    /// The arena new buffers go to: the heap's own if it has one, else its pool arena (shared).
+    package var arena: Arena { ownArena ?? slot.arena }
+
+    /// The pool slot the heap allocates in, shared with other heaps.
+    package var poolSlot: ArenaPool.Slot { slot }
+
     /// Sets the most bytes the heap may hold, as the app's state calls for; nil for no limit.
     func setHardLimit(_ bytes: Int?) {
         hardLimit.store(bytes ?? .max, ordering: .relaxed)
     }
 
-    /// The bytes of the heap's live buffers, as asked for (jemalloc rounds each up to its size
-    /// class); kept as buffers come and go, so it is current without an epoch refresh.
+    /// The bytes of the heap's live allocations, as asked for (jemalloc rounds each up to its size
+    /// class); kept as they come and go, so it is current without an epoch refresh.
     public var allocatedBytes: Int { allocated.load(ordering: .relaxed) }
 
-    /// The number of buffers alive now.
-    package var liveBufferCount: Int { state.withLock { $0.liveBuffers } }
+    /// The number of ``HeapBuffer``s alive now.
+    package var liveBufferCount: Int { buffers.load(ordering: .relaxed) }
 
-    /// The arena's statistics as of the last ``Jemalloc/advanceEpoch()``.
+    /// Counts a buffer made or freed.
+    func countBuffer(_ delta: Int) {
+        buffers.add(delta, ordering: .relaxed)
+    }
+
+    /// The statistics of ``arena`` as of the last ``Jemalloc/advanceEpoch()``; a pool arena's
+    /// cover every heap that shares it.
     package func statistics() throws(JemallocError) -> ArenaStatistics {
         try arena.statistics()
     }
 
-    /// Returns the arena's freed pages to the operating system now.
-    package func purge() throws(JemallocError) {
-        try state.withLock { state throws(JemallocError) in
-            guard !state.isDestroyed else { return }
-            try arena.purge()
+    /// Returns the free pages of the heap's own arena, if it has one, to the operating system now.
+    /// Its pool arena is the registry's to purge, once for all the heaps that share it.
+    package func purgeOwnArena() throws(JemallocError) {
+        try ownArenaLock.withLock { _ throws(JemallocError) in
+            guard let ownArena, !finished.load(ordering: .relaxed) else { return }
+            try ownArena.purge()
         }
     }
 
-    /// Stops making buffers; destroys the arena now if no buffer is alive, otherwise as soon as the
-    /// last one is freed. Returns whether the arena is destroyed on return.
+    // MARK: Closing
+
+    /// Stops making allocations; finishes the heap now if it holds nothing, otherwise as soon as
+    /// the last allocation is freed: destroys its own arena and purges its pool arena, so the pages
+    /// come back at once. Returns whether the heap is finished on return.
     @discardableResult
     package func close() -> Bool {
-        state.withLock { state in
-            state.isClosed = true
-            destroyIfUnreachable(&state)
-            return state.isDestroyed
-        }
+        closed.store(true, ordering: .sequentiallyConsistent)
+        if allocated.load(ordering: .sequentiallyConsistent) == 0 { finish() }
+        return finished.load(ordering: .acquiring)
     }
 
-    /// Whether the arena has been destroyed.
-    package var isDestroyed: Bool { state.withLock { $0.isDestroyed } }
+    /// Whether the heap is finished: closed and empty, its own arena destroyed, its pool arena's
+    /// free pages returned.
+    package var isDestroyed: Bool { finished.load(ordering: .acquiring) }
 
-    /// Called by a buffer after it has freed its bytes (or by a failed allocation).
-    func bufferFreed(byteCount: Int) {
-        allocated.subtract(byteCount, ordering: .relaxed)
-        if byteCount > 0 { account?.release(byteCount) }
-        state.withLock { state in
-            state.liveBuffers -= 1
-            destroyIfUnreachable(&state)
-        }
-    }
-
-    private func destroyIfUnreachable(_ state: inout State) {
-        guard state.isClosed, state.liveBuffers == 0, !state.isDestroyed else { return }
-        destroyArena()
-        state.isDestroyed = true
-    }
-
-    /// Destroys the arena; if jemalloc refuses (a thread bound to it), its pages are at least
-    /// purged, and the index is left unused.
-    private func destroyArena() {
-        do {
-            try arena.destroy()
-        } catch {
-            try? arena.purge()
+    /// Destroys the own arena (if jemalloc refuses, a thread bound to it, its pages are at least
+    /// purged, and the index is left unused) and purges the pool arena; once.
+    private func finish() {
+        ownArenaLock.withLock { _ in
+            guard !finished.load(ordering: .relaxed) else { return }
+            if let ownArena {
+                do {
+                    try ownArena.destroy()
+                } catch {
+                    try? ownArena.purge()
+                }
+                HeapArenaPolicy.returnOwnArena()
+            }
+            try? pool.purge(slot)
+            finished.store(true, ordering: .releasing)
         }
     }
 
     deinit {
-        // Every buffer holds the heap, so none is alive here.
-        if !state.withLock({ $0.isDestroyed }) { destroyArena() }
+        // Every buffer holds the heap, and raw allocations never go to the own arena, so nothing
+        // lives in it here.
+        finish()
     }
 }
 
@@ -199,13 +366,19 @@ public final class HeapBuffer: Sendable {
     public let byteCount: Int
     /// The heap the bytes live in.
     package let heap: AppHeap
-    /// Never nil until deinitialization.
-    private let allocation: Mutex<ArenaAllocation?>
+    /// The heap's own arena the bytes live in, or nil for its pool arena.
+    private let ownArena: Arena?
+    /// The bytes' address: reached only under `access`, and in deinitialization.
+    nonisolated(unsafe) private let base: UnsafeMutableRawPointer
+    /// Serialises access to the bytes.
+    private let access = Mutex(())
 
-    init(_ allocation: consuming ArenaAllocation, in heap: AppHeap) {
-        byteCount = allocation.byteCount
+    init(_ base: UnsafeMutableRawPointer, byteCount: Int, ownArena: Arena?, in heap: AppHeap) {
+        self.byteCount = byteCount
         self.heap = heap
-        self.allocation = Mutex(Optional(allocation))
+        self.ownArena = ownArena
+        self.base = base
+        heap.countBuffer(1)
     }
 
     /// Calls `body` with the bytes, to read them, while no other access to them runs.
@@ -216,8 +389,8 @@ public final class HeapBuffer: Sendable {
     public func withUnsafeBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try allocation.withLock { allocation throws(Failure) -> Result in
-            try allocation!.withUnsafeBytes(body)
+        try access.withLock { _ throws(Failure) -> Result in
+            try body(UnsafeRawBufferPointer(start: base, count: byteCount))
         }
     }
 
@@ -229,13 +402,13 @@ public final class HeapBuffer: Sendable {
     public func withUnsafeMutableBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeMutableRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try allocation.withLock { allocation throws(Failure) -> Result in
-            try allocation!.withUnsafeMutableBytes(body)
+        try access.withLock { _ throws(Failure) -> Result in
+            try body(UnsafeMutableRawBufferPointer(start: base, count: byteCount))
         }
     }
 
     deinit {
-        allocation.withLock { $0 = nil }
-        heap.bufferFreed(byteCount: byteCount)
+        heap.countBuffer(-1)
+        heap.free(base, byteCount: byteCount, in: ownArena)
     }
 }

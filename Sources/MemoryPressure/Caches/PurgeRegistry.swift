@@ -29,25 +29,33 @@ package final class PurgeRegistry: Sendable {
     private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
     /// Where the heaps' allocations are admitted, when a memory system keeps an account.
     private let account: FootprintAccount?
+    /// When the heaps take arenas of their own.
+    private let heapArenas: HeapArenaPolicy
 
     /// An empty registry whose heaps belong to no memory system's account.
-    package convenience init() {
-        self.init(account: nil)
+    package convenience init(heapArenas: HeapArenaPolicy = .standard) {
+        self.init(account: nil, heapArenas: heapArenas)
     }
 
     /// An empty registry whose heaps admit their allocations through `account`, when given.
-    init(account: FootprintAccount?) {
+    init(account: FootprintAccount?, heapArenas: HeapArenaPolicy = .standard) {
         self.account = account
+        self.heapArenas = heapArenas
     }
 
     /// `app`'s heap, created on first use.
+    ///
+    /// The heap is made outside the registry's lock (in the shared arena pool, with no epoch
+    /// refresh), so making one costs the same however many apps there are.
     package func heap(for app: AppIdentifier) throws(JemallocError) -> AppHeap {
-        try apps.withLock { apps throws(JemallocError) -> AppHeap in
+        if let heap = apps.withLock({ $0[app]?.heap }) { return heap }
+        let made = try AppHeap(app: app, account: account, policy: heapArenas)
+        return apps.withLock { apps in
+            // Another thread may have made one meanwhile; the first one stays.
             if let heap = apps[app]?.heap { return heap }
-            let heap = try AppHeap(app: app, account: account)
-            heap.setHardLimit(apps[app]?.hardLimit)
-            apps[app, default: AppEntries()].heap = heap
-            return heap
+            made.setHardLimit(apps[app]?.hardLimit)
+            apps[app, default: AppEntries()].heap = made
+            return made
         }
     }
 
@@ -98,9 +106,10 @@ package final class PurgeRegistry: Sendable {
     }
 
     /// Purges the caches and stores of `targets` for `event`, then, when `returningFreedPages`,
-    /// returns the freed pages to the operating system: each purged heap's arena, or every arena
-    /// when payloads outside the heaps were released. A caller that purges every arena itself
-    /// afterwards passes false.
+    /// returns the freed pages to the operating system: the arenas of the purged heaps (each pool
+    /// arena once, however many heaps share it, and each heap's own arena), or every arena when
+    /// payloads outside the heaps were released. A caller that purges every arena itself afterwards
+    /// passes false.
     ///
     /// Caches apply their category's action; those of the apps in `suspended` are purged without
     /// running any of the app's code (no eviction handler, discardable content kept). Stores are
@@ -112,6 +121,7 @@ package final class PurgeRegistry: Sendable {
     ) -> PurgeReport {
         var report = PurgeReport(event: event)
         var releasedOutsideHeaps = false
+        var purgedHeaps: [AppHeap] = []
         for app in Set(targets) {
             let (heap, caches, stores) = apps.withLock { apps in
                 let entries = apps[app]
@@ -140,13 +150,19 @@ package final class PurgeRegistry: Sendable {
             }
             if let heap, let heapBytesBefore {
                 report.heapBytesReturned[app] = heapBytesBefore - heap.allocatedBytes
-                if returningFreedPages && !releasedOutsideHeaps {
-                    do { try heap.purge() } catch { report.arenaPurgeFailures.append(error) }
-                }
+                purgedHeaps.append(heap)
             }
         }
-        if returningFreedPages && releasedOutsideHeaps {
+        guard returningFreedPages else { return report }
+        if releasedOutsideHeaps {
             do { try Jemalloc.purgeAllArenas() } catch { report.arenaPurgeFailures.append(error) }
+            return report
+        }
+        for slot in Set(purgedHeaps.map(\.poolSlot)) {
+            do { try slot.arena.purge() } catch { report.arenaPurgeFailures.append(error) }
+        }
+        for heap in purgedHeaps {
+            do { try heap.purgeOwnArena() } catch { report.arenaPurgeFailures.append(error) }
         }
         return report
     }
@@ -157,8 +173,8 @@ package final class PurgeRegistry: Sendable {
         Array(owners.subtracting(hosted))
     }
 
-    /// Forgets `app`'s caches and stores and closes its heap, whose arena is destroyed now if no
-    /// buffer in it is alive, or when the last one is freed. Returns the closed heap, so the bytes
+    /// Forgets `app`'s caches and stores and closes its heap, which returns its pages now if nothing
+    /// in it is alive, or when the last allocation is freed. Returns the closed heap, so the bytes
     /// still alive in it can be watched, or nil when the app had none. A later ``heap(for:)`` makes
     /// the app a new heap.
     @discardableResult

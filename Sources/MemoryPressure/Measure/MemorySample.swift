@@ -8,7 +8,8 @@ import Jemalloc
 /// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
 /// `cgroupCurrentBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
 /// `JemallocStatistics`), `cgroupEvents` (``ControlGroupEvents``), `pressureStall`
-/// (``PressureStall``) and `samplingDurationSeconds`; a figure that is nil is left out.
+/// (``PressureStall``), `samplingDurationSeconds` and `allocatorRefreshSeconds` (the duration of
+/// the sample's jemalloc epoch refresh, on samples that made one); a figure that is nil is left out.
 public struct MemorySample: Hashable, Sendable, Encodable {
     /// When the reading was taken.
     public var time: ContinuousClock.Instant
@@ -16,8 +17,12 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     public var residentBytes: Int?
     /// The cgroup's `memory.current`, where the process has a cgroup v2 with a memory controller.
     public var cgroupCurrentBytes: Int?
-    /// jemalloc's process-wide statistics, as of this sample's epoch (nil when not refreshed for it).
+    /// jemalloc's process-wide statistics, as of the last epoch refresh: full samples refresh it
+    /// at most every 10 s (see ``allocatorRefreshDuration``); nil on cheap samples.
     public var jemalloc: JemallocStatistics?
+    /// How long this sample's jemalloc epoch refresh took; nil for a sample that made none. Its cost
+    /// grows with the arenas in the process (about 9 µs each), not with the apps.
+    package var allocatorRefreshDuration: Duration?
     /// The cgroup's `memory.events` counters, where the process has a cgroup v2 with a memory
     /// controller (nil on samples that did not read them).
     public var cgroupEvents: ControlGroupEvents?
@@ -63,6 +68,7 @@ extension MemorySample {
     private enum CodingKeys: String, CodingKey {
         case time, residentBytes, cgroupCurrentBytes, footprintBytes, heapBytes, jemalloc, cgroupEvents, pressureStall
         case samplingDuration = "samplingDurationSeconds"
+        case allocatorRefreshDuration = "allocatorRefreshSeconds"
     }
 
     /// Encodes the sample's figures and its ``footprintBytes``, leaving out those that are nil.
@@ -83,5 +89,6 @@ extension MemorySample {
         try container.encodeIfPresent(cgroupEvents, forKey: .cgroupEvents)
         try container.encodeIfPresent(pressureStall, forKey: .pressureStall)
         try container.encodeIfPresent(seconds: samplingDuration, forKey: .samplingDuration)
+        try container.encodeIfPresent(seconds: allocatorRefreshDuration, forKey: .allocatorRefreshDuration)
     }
 }

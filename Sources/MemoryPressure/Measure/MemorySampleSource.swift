@@ -1,11 +1,12 @@
 import Jemalloc
+import Synchronization
 import SystemPackage
 
 /// How much a sample reads.
 public enum SampleDepth: Hashable, Sendable {
     /// Only what is cheap enough to read on every sample: `/proc/self/statm`.
     case cheap
-    /// Everything: a jemalloc epoch refresh, the allocator's and the arenas' statistics, the
+    /// Everything: the allocator's statistics (with an epoch refresh at most every 10 s), the
     /// cgroup's files and PSI.
     case full
 }
@@ -50,14 +51,34 @@ package struct ProcessMemorySampleSource: MemorySampleSource {
     }
 }
 
-/// jemalloc's process-wide statistics, after an epoch refresh, read through cached MIBs.
+/// jemalloc's process-wide statistics, read through cached MIBs, with the epoch refreshed on a
+/// schedule of its own.
+///
+/// An epoch refresh costs about 12 µs plus 9 µs per arena made with `arenas.create` (the heaps'
+/// pool and own arenas: at most 128, so at most about 1.2 ms), while reading the statistics as of
+/// the last refresh costs well under a microsecond. No decision waits for these figures: footprints
+/// come from statm and the heaps' exact counters. So the epoch is refreshed at most once per
+/// ``refreshInterval`` (10 s), which bounds its cost at about 0.01 % of a core whatever the number
+/// of apps, and every full sample carries the statistics as of the last refresh; a sample that
+/// refreshed carries the refresh's duration (``MemorySample/allocatorRefreshDuration``). When statm
+/// could not be read (the footprint then comes from jemalloc's resident bytes), every full sample
+/// refreshes.
 package struct JemallocSampleSource: MemorySampleSource {
     private let reader: Result<JemallocStatistics.Reader, JemallocError>
+    /// The longest time between two epoch refreshes.
+    package let refreshInterval: Duration
+    private let lastRefresh = LastRefresh()
+
+    /// When the epoch was last refreshed for a sample.
+    private final class LastRefresh: Sendable {
+        let time = Mutex<ContinuousClock.Instant?>(nil)
+    }
 
     /// Resolves the statistics' MIBs once; when that fails (jemalloc built without statistics),
     /// every read reports why.
-    package init() {
+    package init(refreshInterval: Duration = .seconds(10)) {
         reader = Result { () throws(JemallocError) in try JemallocStatistics.Reader() }
+        self.refreshInterval = refreshInterval
     }
 
     package var name: String { "jemalloc statistics" }
@@ -65,7 +86,22 @@ package struct JemallocSampleSource: MemorySampleSource {
     package var depth: SampleDepth { .full }
 
     package func read(into sample: inout MemorySample) throws {
-        sample.jemalloc = try reader.get().read(advancingEpoch: true)
+        let reader = try reader.get()
+        if refreshIsDue(at: sample.time, statmRead: sample.residentBytes != nil) {
+            let start = ContinuousClock.now
+            try Jemalloc.advanceEpoch()
+            sample.allocatorRefreshDuration = ContinuousClock.now - start
+        }
+        sample.jemalloc = try reader.read(advancingEpoch: false)
+    }
+
+    /// Whether the epoch is to be refreshed for a sample taken at `time`; notes the refresh.
+    private func refreshIsDue(at time: ContinuousClock.Instant, statmRead: Bool) -> Bool {
+        lastRefresh.time.withLock { last in
+            if statmRead, let last, time >= last, time - last < refreshInterval { return false }
+            last = time
+            return true
+        }
     }
 }
 

@@ -18,7 +18,7 @@ import SystemPackage
 /// ```
 ///
 /// Every interval the monitor reads `/proc/self/statm` (the cheap path) and, as often as the
-/// configuration asks, refreshes jemalloc's epoch and reads everything else. Where the kernel allows
+/// configuration asks, reads everything else (refreshing jemalloc's epoch at most every 10 s). Where the kernel allows
 /// it arms a PSI trigger and samples at once when it fires. Observers are called on the monitor's
 /// thread, one event at a time; they should return quickly.
 public final class PressureMonitor: Sendable {
@@ -136,7 +136,9 @@ extension PressureMonitor {
         /// Growth of the footprint, in bytes per second between two samples, from which the monitor
         /// samples every ``fastInterval``. Default 64 MiB/s.
         public var fastSamplingGrowthRate: Int = 64 << 20
-        /// Longest time between jemalloc epoch refreshes (full samples). Default 1 s.
+        /// Longest time between full samples (cgroup, PSI, allocator statistics). Default 1 s. The
+        /// jemalloc epoch, whose refresh costs about 9 µs per arena, is refreshed at most every 10 s
+        /// of these (see `JemallocSampleSource`).
         package var allocatorRefreshInterval: Duration = .seconds(1)
         /// A change of the cheap footprint at least this large since the last full sample makes the
         /// next sample a full one. Default 16 MiB.

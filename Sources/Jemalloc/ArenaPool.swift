@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CJemalloc
+import Synchronization
+
+/// A fixed set of arenas that any number of owners share, made once per process, and allocation in
+/// them through the calling thread's own cache for each.
+///
+/// jemalloc has at most 4,095 arenas, and every arena in the process adds about 9 µs to each epoch
+/// refresh, so an arena per owner stops at a few thousand owners and makes statistics ever dearer.
+/// The pool has a few arenas (four per core, between 4 and ``maximumCapacity``) and hands its slots
+/// out in turn, so owners spread over them. Nothing here counts an owner's bytes: owners count
+/// their own (jemalloc's per-arena statistics cannot tell owners apart). The arenas live as long as
+/// the process; an owner that lets go of its memory has its arena purged (``purge(_:)``), which
+/// returns every free page in it at once.
+///
+/// Allocation goes through an explicit thread cache per thread and slot (see `PoolThreadCaches`),
+/// so a small allocation costs about what `malloc` does, takes no lock, and always lands in its
+/// slot's arena.
+package final class ArenaPool: Sendable {
+    /// One arena of the pool.
+    package struct Slot: Hashable, Sendable {
+        /// The slot's position in the pool.
+        package let position: Int
+        /// The slot's arena.
+        package let arena: Arena
+    }
+
+    /// The most arenas a pool has.
+    package static let maximumCapacity = 64
+
+    /// The process's pool, made on first use; fails only when jemalloc cannot make a single arena.
+    package static let shared = Result { () throws(JemallocError) in
+        try ArenaPool(capacity: min(maximumCapacity, max(4, 4 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))))
+    }
+
+    /// The pool's slots.
+    package let slots: [Slot]
+    private let handedOut = Atomic<Int>(0)
+
+    /// Makes up to `capacity` arenas; fewer when jemalloc runs out of arena indices, as long as at
+    /// least one can be made.
+    private init(capacity: Int) throws(JemallocError) {
+        var slots: [Slot] = []
+        do {
+            while slots.count < capacity {
+                slots.append(Slot(position: slots.count, arena: try Arena.createWithoutEpochRefresh()))
+            }
+        } catch where error.kind == .arenaLimitReached && !slots.isEmpty {
+            // A smaller pool still holds every owner.
+        }
+        self.slots = slots
+    }
+
+    /// The next slot in turn, for a new owner.
+    package func nextSlot() -> Slot {
+        slots[handedOut.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count]
+    }
+
+    /// Allocates `byteCount` bytes aligned to `alignment` in `slot`'s arena, through the calling
+    /// thread's cache for it; nil when jemalloc cannot.
+    @inline(__always)
+    package func allocate(byteCount: Int, alignment: Int, zeroed: Bool, in slot: Slot) -> UnsafeMutableRawPointer? {
+        let flags = PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment)
+        return mallocx(byteCount, zeroed ? flags | cjemalloc_mallocx_zero() : flags)
+    }
+
+    /// Frees bytes that ``allocate(byteCount:alignment:zeroed:in:)`` returned for the same slot,
+    /// byte count and alignment, into the calling thread's cache for the slot.
+    @inline(__always)
+    package func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int, in slot: Slot) {
+        sdallocx(pointer, byteCount, PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment))
+    }
+
+    /// Returns every free page of `slot`'s arena to the operating system now.
+    package func purge(_ slot: Slot) throws(JemallocError) {
+        try slot.arena.purge()
+    }
+
+    /// The alignment flag, needed only where the size class alone would not give `alignment`:
+    /// jemalloc aligns every size class of 16 bytes or more to at least 16.
+    @inline(__always)
+    private static func alignmentFlags(_ byteCount: Int, _ alignment: Int) -> Int32 {
+        alignment > 16 || alignment > byteCount ? cjemalloc_mallocx_lg_align(UInt32(alignment.trailingZeroBitCount)) : 0
+    }
+}

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Jemalloc
+import MemoryTestSupport
+import Testing
+
+/// The process's shared arena pool, against the real allocator.
+@Suite(.serialized, .exclusiveMemoryUse)
+struct ArenaPoolTests {
+    @Test func thePoolIsBoundedAndHandsItsSlotsOutInTurn() throws {
+        let pool = try ArenaPool.shared.get()
+        #expect((4...ArenaPool.maximumCapacity).contains(pool.slots.count))
+        #expect(Set(pool.slots.map(\.arena)).count == pool.slots.count)
+        let handed = (0..<(3 * pool.slots.count)).map { _ in pool.nextSlot() }
+        #expect(Set(handed) == Set(pool.slots))
+    }
+
+    @Test func allocationsLandInTheirSlotsArenaAndComeBackWithAPurge() throws {
+        let pool = try ArenaPool.shared.get()
+        let slot = pool.slots[1]
+        let byteCount = 32 << 20
+        try Jemalloc.advanceEpoch()
+        let before = try slot.arena.statistics()
+        let base = try #require(pool.allocate(byteCount: byteCount, alignment: 16, zeroed: true, in: slot))
+        // Small ones too, through this thread's cache for the slot.
+        let small = (0..<1000).map { _ in pool.allocate(byteCount: 256, alignment: 16, zeroed: false, in: slot)! }
+        try Jemalloc.advanceEpoch()
+        let with = try slot.arena.statistics()
+        #expect(with.largeAllocated - before.largeAllocated >= byteCount)
+        #expect(with.smallAllocated - before.smallAllocated >= 1000 * 256)
+
+        memset(base, 1, byteCount)
+        pool.deallocate(base, byteCount: byteCount, alignment: 16, in: slot)
+        for pointer in small { pool.deallocate(pointer, byteCount: 256, alignment: 16, in: slot) }
+        try pool.purge(slot)
+        try Jemalloc.advanceEpoch()
+        let after = try slot.arena.statistics()
+        #expect(after.largeAllocated == before.largeAllocated)
+        #expect(after.dirtyPages == 0)
+    }
+
+    @Test func overAlignedAllocationsAreAligned() throws {
+        let pool = try ArenaPool.shared.get()
+        let slot = pool.slots[0]
+        for alignment in [16, 64, 4096] {
+            for byteCount in [1, 8, 100, 5000] {
+                let pointer = try #require(pool.allocate(byteCount: byteCount, alignment: alignment, zeroed: false, in: slot))
+                #expect(Int(bitPattern: pointer) % alignment == 0, "\(byteCount) bytes aligned to \(alignment)")
+                pool.deallocate(pointer, byteCount: byteCount, alignment: alignment, in: slot)
+            }
+        }
+    }
+
+    @Test func runningOutOfArenaIndicesIsALimitNamedAsSuch() {
+        let error = JemallocError(key: "arenas.create", errno: EAGAIN, statisticsEnabled: true)
+        #expect(error.kind == .arenaLimitReached)
+        #expect(error.description == "jemalloc arenas.create: limit reached: every arena index is in use "
+            + "(jemalloc makes at most 4095 arenas, automatic ones included) (errno \(EAGAIN))")
+        #expect(!error.description.contains("temporarily"))
+        // EAGAIN from any other key is still a passing condition.
+        #expect(JemallocError(key: "tcache.create", errno: EAGAIN, statisticsEnabled: true).kind == .unavailable)
+    }
+}
