@@ -62,11 +62,13 @@ final class KernelEventWatches {
         self.statuses = statuses
     }
 
-    /// Logs each source once: a refused one at `notice`, with what the monitor does without it.
+    /// Logs each source armed (at `debug`) or refused (at `notice`, with what the monitor does
+    /// without it) once; one that is off has nothing to report.
     func log(to logger: Logger) {
         for status in statuses {
             switch status.state {
-            case .armed, .off: logger.debug("\(status)")
+            case .armed: logger.debug("\(status)")
+            case .off: break
             case .refused: logger.notice("\(status); the monitor goes on without it")
             }
         }
