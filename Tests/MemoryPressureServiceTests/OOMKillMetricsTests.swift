@@ -1,11 +1,13 @@
 import MemoryPressure
 @testable import MemoryPressureService
 import MemoryPressureTestKit
+import MemoryTestSupport
 import MetricsTestKit
 import SystemPackage
 import Testing
 
 /// The OOM kills the monitor counts reach the metrics as `memory_pressure_oom_kills_total`.
+@Suite(.exclusiveMemoryUse)
 struct OOMKillMetricsTests {
     @Test func oomKillsInTheCgroupAreCounted() async throws {
         let directory = try TemporaryDirectory()

@@ -4,12 +4,15 @@ import Glibc
 @_spi(Benchmarks) @testable import MemoryPressure
 import Logging
 import MemoryPressureTestKit
+import MemoryTestSupport
 import SystemPackage
 import Testing
 
 /// The kernel's cgroup events as wake-ups: a `memory.events` change (v2) and a
 /// `memory.pressure_level` notification (v1) wake a monitor whose tick is ten minutes away, on fake
-/// cgroup files in a temporary directory and, where the machine allows, on its real v1 cgroup.
+/// cgroup files in a temporary directory. Alone among the suites that run monitors: others count
+/// the process's sampling threads.
+@Suite(.exclusiveMemoryUse)
 struct KernelEventWakeTests {
     static let mebibyte = 1 << 20
     /// Far above this process's footprint, so that the monitor never samples fast on its own.
@@ -132,6 +135,39 @@ struct KernelEventWakeTests {
         #expect(rise.kind == .rise)
         #expect(rise.level == .critical)
         #expect(rise.sample.time >= signalled)
+    }
+
+    @Test func aBurstOfKernelEventsBringsSamplesNoFasterThanTheFastInterval() async throws {
+        let tree = try FakeCgroupTree()
+        try tree.write("memory/app", ["memory.pressure_level": "", "cgroup.event_control": ""])
+        let directory = tree.root.path.appending("memory/app")
+        let (logger, _) = RecordingLogHandler.logger()
+        var configuration = Self.slowMonitor(targets: .given(memoryEvents: nil, pressureLevelDirectory: directory), logger: logger).configuration
+        configuration.fastInterval = .milliseconds(100)
+        let monitor = PressureMonitor(configuration: configuration)
+        let events = monitor.events.stream()
+        try monitor.start()
+        defer { monitor.stop() }
+        let first = try #require(await events.first { $0.sample != nil }?.sample)
+        let low = try #require(try Self.registeredEventDescriptors(in: directory.appending("cgroup.event_control"))["low"])
+
+        // `low` every millisecond, as a v1 cgroup under heavy reclaim signals it, until four samples came.
+        let signalling = Task {
+            while !Task.isCancelled {
+                Self.signal(low)
+                try? await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        var times = [first.time]
+        while times.count < 5, let sample = await events.first(where: { $0.sample != nil })?.sample {
+            times.append(sample.time)
+        }
+        signalling.cancel()
+        await signalling.value
+        #expect(times.count == 5)
+        for (earlier, later) in zip(times, times.dropFirst()) {
+            #expect(later - earlier >= .milliseconds(100))
+        }
     }
 
     @Test func aCgroupEventControlThatCannotBeWrittenIsSaidOnceAndTheMonitorGoesOn() async throws {

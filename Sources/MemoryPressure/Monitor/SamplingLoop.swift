@@ -36,15 +36,20 @@ struct SamplingLoop: Sendable {
         let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
         watches.log(to: configuration.logger)
         var nextTick = ContinuousClock.now
-        var triggered = true
+        // A full sample is due now (the first, a request, a kernel event), or at the next tick (a
+        // kernel event within the fast interval of the last sample).
+        var fullNow = true
+        var fullAtTick = false
         while !control.isStopRequested {
             let now = ContinuousClock.now
-            let requested = control.takeSampleRequest() || triggered
-            if requested || now >= nextTick {
-                let sample = takeSample(full: requested)
+            let due = now >= nextTick
+            let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
+            if full || due {
+                let sample = takeSample(full: full)
                 nextTick = now + interval(after: sample)
+                fullAtTick = false
             }
-            triggered = false
+            fullNow = false
 
             var descriptors = [pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
             let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: nextTick))
@@ -56,7 +61,17 @@ struct SamplingLoop: Sendable {
             if let level = wake.pressureLevel {
                 tracker.notice(level.pressureLevel, at: .now)
             }
-            triggered = wake.sample
+            if wake.sample {
+                // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
+                // v1 cgroup signals its pressure level hundreds of times a second.
+                let earliest = (last?.time ?? now) + min(configuration.fastInterval, configuration.interval)
+                if ContinuousClock.now >= earliest {
+                    fullNow = true
+                } else {
+                    nextTick = min(nextTick, earliest)
+                    fullAtTick = true
+                }
+            }
         }
     }
 
