@@ -20,8 +20,8 @@ import SystemPackage
 /// Every interval the monitor reads `/proc/self/statm` (the cheap path) and, as often as the
 /// configuration asks, refreshes jemalloc's epoch and reads everything else. Where the kernel allows
 /// it arms a PSI trigger, watches the cgroup's `memory.events` (v2) and registers for its
-/// `memory.pressure_level` notifications (v1), and samples at once when one of them fires. Observers are called on the monitor's
-/// thread, one event at a time; they should return quickly.
+/// `memory.pressure_level` notifications (v1), and samples at once when one of them fires.
+/// Observers are called on the monitor's thread, one event at a time; they should return quickly.
 public final class PressureMonitor: Sendable {
     /// How the monitor samples and judges.
     public let configuration: Configuration
@@ -168,7 +168,8 @@ extension PressureMonitor {
         package var controlGroupEvents: ControlGroupEventTargets = .processGroup
         /// Where samples come from. Default: statm, jemalloc, the cgroup and PSI.
         public var sources: [any MemorySampleSource] = Configuration.standardSources
-        /// Where the monitor logs: one line per figure it cannot read, and trigger arming.
+        /// Where the monitor logs: one line per figure it cannot read, the kernel event sources it
+        /// armed or could not arm, and each OOM kill in its cgroup.
         public var logger: Logger
 
         /// The process's own sources: statm, jemalloc, its cgroup and PSI.
