@@ -29,6 +29,9 @@ let package = Package(
             pkgConfig: "jemalloc",
             providers: [.apt(["libjemalloc-dev"])]
         ),
+        // eventfd(2), which the Glibc module leaves out; cgroup v1 memory.pressure_level
+        // notifications arrive through one.
+        .systemLibrary(name: "CEventFD"),
         // The typed Swift face of mallctl. Knows nothing of apps.
         .target(
             name: "Jemalloc",
@@ -38,6 +41,7 @@ let package = Package(
         .target(
             name: "MemoryPressure",
             dependencies: [
+                "CEventFD",
                 "Jemalloc",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -17,6 +17,7 @@ import Synchronization
 /// | `memory_pressure_purged_bytes_total{step}`  | counter | bytes purged (`enteringBackground`, `purge`) |
 /// | `memory_pressure_terminations_total{reason}`| counter | each termination                         |
 /// | `memory_pressure_refused_allocations_total` | counter | each app-heap allocation refused         |
+/// | `memory_pressure_oom_kills_total`           | counter | processes the OOM killer ended in the cgroup (`memory.events`) |
 /// | `memory_pressure_purge_latency_seconds`     | timer   | crossing the warning threshold to under target |
 /// | `memory_pressure_sample_duration_seconds`   | timer   | how long the monitor took to read each sample |
 ///
@@ -36,6 +37,9 @@ public final class MemoryMetrics: Sendable {
     private let purgedBytes: CounterFamily<ReclamationStep>
     private let terminations: CounterFamily<TerminationReason>
     private let refusedAllocations: Counter
+    private let oomKills: Counter
+    /// The monitor's OOM kill count already added to ``oomKills``.
+    private let recordedOOMKills = Atomic<Int>(0)
     private let purgeLatency: Timer
     private let sampleDuration: Timer
     private let observations: Mutex<[ObservationToken]>
@@ -66,6 +70,7 @@ public final class MemoryMetrics: Sendable {
             value: \.rawValue, factory: factory
         )
         refusedAllocations = Counter(label: label("refused_allocations_total"), factory: factory)
+        oomKills = Counter(label: label("oom_kills_total"), factory: factory)
         purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
         sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)
         Gauge(label: label("budget_bytes"), factory: factory).record(system.configuration.budget.totalBytes)
@@ -87,6 +92,9 @@ public final class MemoryMetrics: Sendable {
         if let bytes = sample.footprintBytes { footprint.record(bytes) }
         self.level.record(level.rawValue)
         if let duration = sample.samplingDuration { sampleDuration.record(duration: duration) }
+        let killed = system.monitor.oomKillCount
+        let recorded = recordedOOMKills.exchange(killed, ordering: .relaxed)
+        if killed > recorded { oomKills.increment(by: killed - recorded) }
         if apps.isDue(at: sample.time) {
             apps.update(with: system.appFootprints(), at: sample.time)
         }

@@ -75,6 +75,15 @@ extension StatsSnapshot {
             row("automatic budget", bytes(cgroup.automaticBudgetBytes))
             row("budget source", cgroup.automaticBudgetSource)
         }
+        if !eventSources.isEmpty {
+            section("event sources")
+            for source in eventSources {
+                row(source.name, source.state + (source.path.map { " on " + $0 } ?? "") + ": " + source.detail)
+            }
+            if let cgroup, let source = cgroup.oomKillSource {
+                row("oom_kill", cgroup.oomKillCount.map { "\($0) (\(source))" } ?? "unknown (\(source))")
+            }
+        }
         if let pressure {
             section("memory pressure (\(pressureSource))")
             row("some avg10", "\(pressure.some.average10)%")

@@ -14,8 +14,8 @@ import Foundation
 ///
 /// Encoded with the library's own keys: `jemallocConfiguration` (``JemallocConfiguration``),
 /// `jemallocStatistics` (``JemallocStatistics``), `process` (``ProcessMemory``), `cgroup`,
-/// `pressure` (``PressureStall``) with the file it was read from in `pressureSource`, and
-/// `unavailable`.
+/// `pressure` (``PressureStall``) with the file it was read from in `pressureSource`,
+/// `eventSources` (the kernel events a pressure monitor would wait on here), and `unavailable`.
 struct StatsSnapshot: Encodable {
     /// The cgroup layout found, the figures of the memory cgroup in it, and the effective limit
     /// with the file it comes from.
@@ -36,6 +36,30 @@ struct StatsSnapshot: Encodable {
         /// The automatic budget (90% of the effective limit, else of physical memory) and where it comes from.
         var automaticBudgetBytes: Int?
         var automaticBudgetSource: String
+        /// Processes of the memory cgroup the OOM killer ended, and the file that counts them
+        /// (`memory.events` on v2, `memory.oom_control` on v1).
+        var oomKillCount: Int?
+        var oomKillSource: String?
+    }
+
+    /// A kernel event source a pressure monitor with the default configuration arms here, armed
+    /// and closed again to find out.
+    struct EventSource: Encodable {
+        /// `PSI trigger`, `memory.events watch` or `memory.pressure_level`.
+        var name: String
+        /// `armed`, `off` (turned off, or not applicable to this layout) or `not armed` (refused).
+        var state: String
+        /// The file armed or tried, when there is one.
+        var path: String?
+        /// What is armed (the trigger, the levels), or why nothing is.
+        var detail: String
+
+        init(_ status: KernelEventSourceStatus) {
+            name = status.kind.name
+            state = status.state.rawValue
+            path = status.path?.string
+            detail = status.detail
+        }
     }
 
     /// The cgroup v2 directory and its limits.
@@ -72,6 +96,7 @@ struct StatsSnapshot: Encodable {
     var pressure: PressureStall?
     /// The PSI file read: the cgroup's own file when it has one, else the system-wide file.
     var pressureSource: String
+    var eventSources: [EventSource] = []
     var unavailable: [String] = []
 
     static func take() -> StatsSnapshot {
@@ -82,6 +107,7 @@ struct StatsSnapshot: Encodable {
         snapshot.process = snapshot.attempt { () throws(MemoryPressureError) in try ProcessMemory.current() }
         snapshot.cgroup = snapshot.readCgroup()
         snapshot.pressure = snapshot.attempt { () throws(MemoryPressureError) in try PressureStall.read(from: pressurePath) }
+        snapshot.eventSources = KernelEventSourceStatus.probe().map(EventSource.init)
         return snapshot
     }
 
@@ -110,6 +136,8 @@ struct StatsSnapshot: Encodable {
             figures.highBytes = high?.byteCount
             figures.highIsUnlimited = high.map { $0 == .unlimited }
             cgroup.v2 = figures
+            cgroup.oomKillCount = attempt { () throws(MemoryPressureError) in try group.events().oomKill }
+            cgroup.oomKillSource = group.directory.appending("memory.events").string
         case .v1(let group):
             var figures = Version1(directory: group.directory.string)
             figures.usageBytes = attempt { () throws(MemoryPressureError) in try group.usageBytes() }
@@ -127,6 +155,8 @@ struct StatsSnapshot: Encodable {
                 figures.workingSetBytes = statistics.workingSetBytes(usageBytes: usage)
             }
             cgroup.v1 = figures
+            cgroup.oomKillCount = attempt { () throws(MemoryPressureError) in try group.oomKillCount() }
+            cgroup.oomKillSource = group.directory.appending("memory.oom_control").string
         case nil:
             break
         }

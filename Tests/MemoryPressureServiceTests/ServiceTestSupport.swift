@@ -28,7 +28,7 @@ final class OwnedFootprintSource: MemorySampleSource {
 }
 
 /// A system judged against 100 MiB (warning at 80, critical at 95, target 70) on the footprint of
-/// `source`, sampled every 20 ms, with no settle time, no repeats and no stall input.
+/// `source`, sampled every 20 ms, with no settle time, no repeats and no stall or cgroup event input.
 func makeSystem(source: OwnedFootprintSource, archiveIn archive: TemporaryDirectory? = nil) throws -> MemorySystem {
     var configuration = MemorySystem.Configuration(
         budget: try MemoryBudget(totalBytes: 100 * mebibyte),
@@ -41,6 +41,7 @@ func makeSystem(source: OwnedFootprintSource, archiveIn archive: TemporaryDirect
     configuration.monitor.repeatInterval = .seconds(3600)
     configuration.monitor.stallThresholds = nil
     configuration.monitor.stallTrigger = nil
+    configuration.monitor.controlGroupEvents = .none
     let system = try MemorySystem(configuration: configuration)
     source.attach(system)
     return system

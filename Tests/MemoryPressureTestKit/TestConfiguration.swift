@@ -30,8 +30,8 @@ extension MemoryBudget.Thresholds {
 
 extension MemorySystem.Configuration {
     /// A system judged on the process's real footprint against a budget whose target (its
-    /// warning recovery) is `targetBytes`, sampled every 20 ms, with no settle time and no stall
-    /// input, logging to `logger` when given; apps save their state in `archive` when given.
+    /// warning recovery) is `targetBytes`, sampled every 20 ms, with no settle time and no stall or
+    /// cgroup event input, logging to `logger` when given; apps save their state in `archive` when given.
     public static func test(
         targetBytes: Int,
         thresholds: MemoryBudget.Thresholds = .tight,
@@ -50,6 +50,7 @@ extension MemorySystem.Configuration {
         configuration.monitor.settleTime = .zero
         configuration.monitor.stallThresholds = nil
         configuration.monitor.stallTrigger = nil
+        configuration.monitor.controlGroupEvents = .none
         return configuration
     }
 }

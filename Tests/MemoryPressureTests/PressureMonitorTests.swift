@@ -12,7 +12,8 @@ struct PressureMonitorTests {
     static let mebibyte = 1 << 20
     static let limits = MemoryLimits(physicalBytes: 1 << 40)
 
-    /// A monitor over `sources` with short test intervals and no PSI trigger unless asked.
+    /// A monitor over `sources` with short test intervals, no PSI trigger unless asked, and no
+    /// cgroup event watches (the host's reclaim would wake it at random).
     static func configuration(
         budget: MemoryBudget,
         sources: [any MemorySampleSource],
@@ -26,6 +27,7 @@ struct PressureMonitorTests {
         configuration.settleTime = .milliseconds(100)
         configuration.repeatInterval = .seconds(60)
         configuration.stallTrigger = trigger
+        configuration.controlGroupEvents = .none
         return configuration
     }
 

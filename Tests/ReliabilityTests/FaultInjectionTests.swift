@@ -249,6 +249,7 @@ struct FaultInjectionTests {
         configuration.interval = .milliseconds(5)
         configuration.allocatorRefreshInterval = .milliseconds(5)
         configuration.stallTrigger = nil
+        configuration.controlGroupEvents = .none
         let monitor = PressureMonitor(configuration: configuration)
         let events = monitor.events.stream()
         try monitor.start()

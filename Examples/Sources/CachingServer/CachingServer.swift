@@ -31,7 +31,7 @@ struct CachingServer: AsyncParsableCommand {
     @Option(help: "Port to bind.")
     var port = 8080
 
-    @Option(help: "Memory budget, such as 128MiB or 1GiB (default: $CACHING_SERVER_BUDGET, else 128MiB).")
+    @Option(help: "Memory budget, such as 128MiB or 1GiB, or auto for 90% of the cgroup's limit (else of physical memory) (default: $CACHING_SERVER_BUDGET, else 128MiB).")
     var budget: String?
 
     @Option(name: .customLong("page-kib"), help: "Size of each rendered page, in KiB (1 to 65536).")
@@ -62,9 +62,9 @@ struct CachingServer: AsyncParsableCommand {
 
         // The memory system, with the service's page cache registered.
         let budgetText = budget ?? Environment.value(of: "CACHING_SERVER_BUDGET") ?? "128MiB"
-        let system = try MemorySystem(configuration: .init(
-            budget: MemoryBudget(parsing: budgetText), logger: Logger(label: "memory")
-        ))
+        // `auto` follows the container: in a Kubernetes pod, 90% of its resources.limits.memory.
+        let resolved = budgetText == "auto" ? try MemoryBudget.resolve(.automatic()) : try MemoryBudget(parsing: budgetText)
+        let system = try MemorySystem(configuration: .init(budget: resolved, logger: Logger(label: "memory")))
         let cacheBytes = try Self.bytes(cacheLimit, of: system.configuration.budget.totalBytes)
         // The pages' bytes live in the service's heap, so their cost is already counted there.
         let cache = try PageCache(

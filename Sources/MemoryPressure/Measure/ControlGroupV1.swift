@@ -35,6 +35,21 @@ package struct ControlGroupV1: Hashable, Sendable {
         try KernelFile.parseBytes(path("memory.stat"), capacity: ControlGroupV1Statistics.fileCapacity) { ControlGroupV1Statistics(parsing: $0) }
     }
 
+    /// `memory.oom_control`'s `oom_kill`: processes of the cgroup the OOM killer ended (Linux 4.13
+    /// and later), the v1 counterpart of `memory.events`' `oom_kill`.
+    package func oomKillCount() throws(MemoryPressureError) -> Int {
+        try KernelFile.parse(path("memory.oom_control"), Self.oomKillCount(inOOMControl:))
+    }
+
+    /// The `oom_kill` figure of a `memory.oom_control` text: lines of `name value`.
+    static func oomKillCount(inOOMControl text: Substring) -> Int? {
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count == 2, fields[0] == "oom_kill" { return Int(fields[1]).flatMap { $0 >= 0 ? $0 : nil } }
+        }
+        return nil
+    }
+
     func path(_ file: String) -> FilePath {
         directory.appending(file)
     }

@@ -1,8 +1,8 @@
 /// Judges samples against a budget and decides what to announce: the policy of the monitor, pure
 /// and driven by the samples' own times, so it can be tested without a clock.
 ///
-/// - A level rises as soon as the footprint reaches its threshold (or the stall calls for it), and
-///   the rise is announced at once.
+/// - A level rises as soon as the footprint reaches its threshold (or the stall, or a kernel
+///   pressure notice, calls for it), and the rise is announced at once.
 /// - A level falls only when the footprint is below its lower recovery threshold (and the stall no
 ///   longer calls for it), and the fall is announced only once it has held for `settleTime`.
 /// - While the level stays at warning or critical, the announcement is repeated every
@@ -25,6 +25,13 @@ package struct PressureLevelTracker: Sendable {
     private var fallingSince: ContinuousClock.Instant?
     /// The level the last stall reading called for; samples without one (cheap samples) keep it.
     private var stallLevel: PressureLevel = .normal
+    /// When the kernel last noticed pressure calling for warning and for critical (cgroup v1
+    /// `memory.pressure_level`).
+    private var noticed: (warning: ContinuousClock.Instant?, critical: ContinuousClock.Instant?) = (nil, nil)
+
+    /// How long a kernel pressure notice calls for its level: as long as the shortest PSI average
+    /// (`avg10`) that the stall thresholds judge, so that both signals hold a level alike.
+    package static let noticeHoldTime: Duration = .seconds(10)
 
     /// A tracker at `normal` that judges samples against `budget`.
     package init(
@@ -45,7 +52,7 @@ package struct PressureLevelTracker: Sendable {
         if let stallThresholds, let stall = sample.pressureStall {
             stallLevel = stallThresholds.level(for: stall)
         }
-        let called = max(footprintLevel(sample.footprintBytes), stallLevel)
+        let called = max(footprintLevel(sample.footprintBytes), stallLevel, noticedLevel(at: now))
 
         if called > level {
             return announce(called, kind: .rise, sample: sample)
@@ -60,6 +67,28 @@ package struct PressureLevelTracker: Sendable {
             return announce(level, kind: .repeated, sample: sample)
         }
         return nil
+    }
+
+    /// Records that the kernel noticed pressure calling for `level` at `time` (a cgroup v1
+    /// `memory.pressure_level` notification): for ``noticeHoldTime`` after, samples are judged at
+    /// least at that level. Ignored, as stall is, when ``stallThresholds`` is nil.
+    package mutating func notice(_ level: PressureLevel, at time: ContinuousClock.Instant) {
+        guard stallThresholds != nil else { return }
+        switch level {
+        case .normal: break
+        case .warning: noticed.warning = time
+        case .critical: noticed.critical = time
+        }
+    }
+
+    /// The highest level a notice still calls for at `time`.
+    private func noticedLevel(at time: ContinuousClock.Instant) -> PressureLevel {
+        func holds(_ since: ContinuousClock.Instant?) -> Bool {
+            since.map { time - $0 < Self.noticeHoldTime } ?? false
+        }
+        if holds(noticed.critical) { return .critical }
+        if holds(noticed.warning) { return .warning }
+        return .normal
     }
 
     /// The level the footprint calls for, given the level now: rising at a level's threshold,

@@ -18,9 +18,10 @@ import SystemPackage
 /// ```
 ///
 /// Every interval the monitor reads `/proc/self/statm` (the cheap path) and, as often as the
-/// configuration asks, reads everything else (refreshing jemalloc's epoch at most every 10 s). Where the kernel allows
-/// it arms a PSI trigger and samples at once when it fires. Observers are called on the monitor's
-/// thread, one event at a time; they should return quickly.
+/// configuration asks, reads everything else (refreshing jemalloc's epoch at most every 10 s). Where
+/// the kernel allows it arms a PSI trigger, watches the cgroup's `memory.events` (v2) and registers
+/// for its `memory.pressure_level` notifications (v1), and samples at once when one of them fires.
+/// Observers are called on the monitor's thread, one event at a time; they should return quickly.
 public final class PressureMonitor: Sendable {
     /// How the monitor samples and judges.
     public let configuration: Configuration
@@ -30,6 +31,7 @@ public final class PressureMonitor: Sendable {
     /// The one sampler, shared by the sampling thread and by those who measure between its ticks.
     private let sampler: Mutex<MemorySampler>
     private let latest = Mutex<(level: PressureLevel, sample: MemorySample?)>((.normal, nil))
+    private let oomKills = Atomic<Int>(0)
     private let thread = Mutex<SamplingThread?>(nil)
 
     /// A monitor that does nothing until ``start()``.
@@ -83,6 +85,15 @@ public final class PressureMonitor: Sendable {
 
     /// The most recent sample, or nil before the first.
     public var latestSample: MemorySample? { latest.withLock { $0.sample } }
+
+    /// Processes the OOM killer ended in the process's cgroup v2 since the monitor first sampled it:
+    /// the increases of `memory.events`' `oom_kill` it saw, each also logged once.
+    package var oomKillCount: Int { oomKills.load(ordering: .relaxed) }
+
+    /// Adds `count` kills to ``oomKillCount``, from the sampling thread.
+    func countOOMKills(_ count: Int) {
+        oomKills.add(count, ordering: .relaxed)
+    }
 
     /// Asks the sampling thread for a full sample now rather than at the next interval. Returns at
     /// once; the sample is published as usual.
@@ -152,9 +163,15 @@ extension PressureMonitor {
         /// The PSI trigger to arm, or nil to sample on the interval alone. systemd's
         /// `$MEMORY_PRESSURE_WATCH` and `$MEMORY_PRESSURE_WRITE` take precedence when set.
         public var stallTrigger: StallTrigger? = .standard
+        /// The cgroup files whose kernel events wake the monitor: by default the process's own
+        /// memory cgroup's `memory.events` (v2) or `memory.pressure_level` (v1). A v1 notification
+        /// raises the level the way stall does (`medium` to warning, `critical` to critical, for
+        /// ``PressureLevelTracker/noticeHoldTime``), unless ``stallThresholds`` is nil.
+        package var controlGroupEvents: ControlGroupEventTargets = .processGroup
         /// Where samples come from. Default: statm, jemalloc, the cgroup and PSI.
         public var sources: [any MemorySampleSource] = Configuration.standardSources
-        /// Where the monitor logs: one line per figure it cannot read, and trigger arming.
+        /// Where the monitor logs: one line per figure it cannot read, the kernel event sources it
+        /// armed or could not arm, and each OOM kill in its cgroup.
         public var logger: Logger
 
         /// The process's own sources: statm, jemalloc, its cgroup and PSI.

@@ -5,7 +5,8 @@ import Musl
 #endif
 
 /// The body of a monitor's sampling thread: sample, judge, publish, then wait in `poll` for the
-/// next tick, a PSI trigger, a request for a sample, or a request to stop.
+/// next tick, a kernel event (a PSI trigger, a `memory.events` change, a v1 `memory.pressure_level`
+/// notification), a request for a sample, or a request to stop.
 struct SamplingLoop: Sendable {
     let monitor: PressureMonitor
     let control: SamplingControl
@@ -14,6 +15,8 @@ struct SamplingLoop: Sendable {
     private var lastFull: (time: ContinuousClock.Instant, footprint: Int?)?
     /// When and at what footprint the last sample was taken, to tell how fast the footprint grows.
     private var last: (time: ContinuousClock.Instant, footprint: Int?)?
+    /// The OOM kills in the process's cgroup, from the samples' `memory.events`.
+    private var oomKills = OOMKillCounter()
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
 
@@ -30,33 +33,43 @@ struct SamplingLoop: Sendable {
     }
 
     mutating func run() {
-        var watch = configuration.stallTrigger.flatMap { StallWatch.arm($0, logger: configuration.logger) }
+        let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
+        watches.log(to: configuration.logger)
         var nextTick = ContinuousClock.now
-        var triggered = true
+        // A full sample is due now (the first, a request, a kernel event), or at the next tick (a
+        // kernel event within the fast interval of the last sample).
+        var fullNow = true
+        var fullAtTick = false
         while !control.isStopRequested {
             let now = ContinuousClock.now
-            let requested = control.takeSampleRequest() || triggered
-            if requested || now >= nextTick {
-                let sample = takeSample(full: requested)
+            let due = now >= nextTick
+            let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
+            if full || due {
+                let sample = takeSample(full: full)
                 nextTick = now + interval(after: sample)
+                fullAtTick = false
             }
-            triggered = false
+            fullNow = false
 
-            var descriptors = [pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)]
-            if let watch {
-                descriptors.append(pollfd(fd: watch.descriptor, events: Int16(POLLPRI), revents: 0))
-            }
+            var descriptors = [pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
             let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: nextTick))
             guard ready > 0 else { continue }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
                 control.drainWake()
             }
-            if let armed = watch, descriptors[1].revents != 0 {
-                if descriptors[1].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
-                    configuration.logger.notice("memory pressure trigger on \(armed.path) ended; sampling on the interval alone")
-                    watch = nil
+            let wake = watches.take(descriptors.dropFirst(), logger: configuration.logger)
+            if let level = wake.pressureLevel {
+                tracker.notice(level.pressureLevel, at: .now)
+            }
+            if wake.sample {
+                // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
+                // v1 cgroup signals its pressure level hundreds of times a second.
+                let earliest = (last?.time ?? now) + min(configuration.fastInterval, configuration.interval)
+                if ContinuousClock.now >= earliest {
+                    fullNow = true
                 } else {
-                    triggered = true
+                    nextTick = min(nextTick, earliest)
+                    fullAtTick = true
                 }
             }
         }
@@ -73,12 +86,26 @@ struct SamplingLoop: Sendable {
             lastFull = (sample.time, sample.footprintBytes)
         }
         sample.samplingDuration = ContinuousClock.now - start
+        if let reading = sample.cgroupEvents?.oomKill {
+            countOOMKills(reading)
+        }
         let change = tracker.update(with: sample)
         if let change {
             monitor.publish(.change(change))
         }
         monitor.publish(.sample(sample, level: tracker.level))
         return sample
+    }
+
+    /// Counts the kills a `memory.events` `oom_kill` reading adds, logging each increase once.
+    private mutating func countOOMKills(_ reading: Int) {
+        let previous = oomKills.lastReading
+        let killed = oomKills.record(reading)
+        guard killed > 0, let previous else { return }
+        monitor.countOOMKills(killed)
+        configuration.logger.warning(
+            "the OOM killer ended \(killed) process\(killed == 1 ? "" : "es") in this service's memory cgroup (memory.events oom_kill \(previous) -> \(reading))"
+        )
     }
 
     /// The time to the next sample: the fast interval while the footprint is above the warning

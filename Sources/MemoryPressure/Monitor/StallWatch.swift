@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Logging
 import SystemPackage
 
 #if canImport(FoundationEssentials)
@@ -72,21 +71,23 @@ extension StallWatch {
         return environment
     }
 
-    /// Arms `trigger` where systemd or the cgroup says, logging once and returning nil when the
-    /// kernel refuses (the monitor then samples on its interval alone).
-    static func arm(_ trigger: StallTrigger, logger: Logger) -> StallWatch? {
+    /// Arms `trigger` where systemd or the cgroup says: the watch, or nil with the reason in the
+    /// status (systemd turned watching off, or the kernel refused the trigger).
+    static func arm(_ trigger: StallTrigger) -> (watch: StallWatch?, status: KernelEventSourceStatus) {
+        let environment = processEnvironment
         let defaultPath = PressureStallSampleSource.preferredPath()
-        guard let target = target(for: trigger, environment: processEnvironment, defaultPath: defaultPath) else {
-            logger.notice("memory pressure trigger not armed: $MEMORY_PRESSURE_WATCH turns it off or its $MEMORY_PRESSURE_WRITE is not base64")
-            return nil
+        guard let target = target(for: trigger, environment: environment, defaultPath: defaultPath) else {
+            if environment["MEMORY_PRESSURE_WATCH"] == "/dev/null" {
+                return (nil, KernelEventSourceStatus(.pressureStallTrigger, .off, detail: "$MEMORY_PRESSURE_WATCH is /dev/null"))
+            }
+            return (nil, KernelEventSourceStatus(.pressureStallTrigger, .refused, detail: "$MEMORY_PRESSURE_WRITE is not base64"))
         }
+        let text = target.trigger.map { String(decoding: $0.filter { $0 != 0 }, as: UTF8.self) } ?? "systemd's file, nothing written"
         do {
             let watch = try StallWatch(arming: target)
-            logger.debug("memory pressure trigger armed on \(target.path)")
-            return watch
+            return (watch, KernelEventSourceStatus(.pressureStallTrigger, .armed, path: target.path, detail: text))
         } catch {
-            logger.notice("memory pressure trigger \"\(trigger)\" not armed on \(target.path): \(error); sampling on the interval alone")
-            return nil
+            return (nil, KernelEventSourceStatus(.pressureStallTrigger, .refused, path: target.path, detail: "\"\(text)\" refused: \(error)"))
         }
     }
 }

@@ -140,9 +140,10 @@ package final class Simulation: Sendable {
     private func makeSystem(archive: StateDirectory) throws(SimulationError) -> MemorySystem {
         var configuration = MemorySystem.Configuration(budget: budget, stateArchiveDirectory: archive.path, logger: options.logger)
         configuration.monitor.interval = options.monitorInterval
-        // The simulated device's pressure is its budget; the host's stall is not part of it.
+        // The simulated device's pressure is its budget; the host's stall and cgroup events are not part of it.
         configuration.monitor.stallThresholds = nil
         configuration.monitor.stallTrigger = nil
+        configuration.monitor.controlGroupEvents = .none
         do {
             return try MemorySystem(configuration: configuration)
         } catch {
