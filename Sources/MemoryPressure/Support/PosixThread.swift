@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import SystemPackage
+
+/// Starting a thread of our own, outside Dispatch and the Swift cooperative pool, and naming it.
+enum PosixThread {
+    /// What the new thread receives: its name and the work to run.
+    private final class Start: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    /// Starts a thread named `name` that runs `body` and ends. The caller joins or detaches it.
+    static func start(named name: String, _ body: @escaping @Sendable () -> Void) throws(Errno) -> pthread_t {
+        let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            PosixThread.nameCallingThread(start.name)
+            start.body()
+            return nil
+        }, start)
+        guard status == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw Errno(rawValue: status)
+        }
+        return thread
+    }
+
+    /// Names the calling thread `name`, as `top -H` and `/proc/<pid>/task/<tid>/comm` show it
+    /// (`pthread_setname_np` is not visible to Swift without `_GNU_SOURCE`; writing its `comm` file
+    /// does the same). A failure leaves the name as it was.
+    private static func nameCallingThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = name.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        close(descriptor)
+    }
+
+    /// A token for the calling thread, equal only for the same live thread.
+    static var current: UInt {
+        UInt(pthread_self())
+    }
+}
