@@ -57,7 +57,10 @@ import Testing
 struct ManyAppsLadderTests {
     let journal = TestAppJournal()
 
-    @Test func amongTwoThousandSuspendedAppsTheLadderTerminatesTheLargestFirstAndNoOtherApp() async throws {
+    /// The footprint is the process's resident bytes, which a sanitizer's own allocator and
+    /// bookkeeping make meaningless (as for ReclamationLadderTests' premise of jemalloc).
+    @Test(.disabled(if: Sanitizers.areActive, "a sanitizer's allocator serves malloc instead of jemalloc"))
+    func amongTwoThousandSuspendedAppsTheLadderTerminatesTheLargestFirstAndNoOtherApp() async throws {
         // 700 MiB over the baseline in three suspended apps beside 2,000 small ones (a few MiB in
         // all): a target 200 MiB over the baseline needs the 400 and 200 MiB apps gone, not the
         // 100 MiB one nor any small app.

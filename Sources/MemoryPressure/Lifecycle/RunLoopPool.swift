@@ -29,12 +29,14 @@ import Synchronization
 ///   stay. Work is CPU-bound and short (callbacks, warnings), so more would only contend.
 /// - A callback that blocks holds its worker. A watchdog thread, awake only while run loops wait
 ///   and no worker is idle, looks every ``lookInterval``: a worker whose turn began more than
-///   ``stallThreshold`` ago is *stalled*, and while fewer than ``baseWorkers`` workers make
-///   progress it adds one, up to ``maximumWorkers`` in all. So a blocked app delays the others by a
+///   ``stallThreshold`` ago and whose thread sleeps (is blocked in a wait, as `/proc` reports it)
+///   is *stalled*, and while fewer than ``baseWorkers`` workers make progress it adds one, up to
+///   ``maximumWorkers`` in all. So a blocked app delays the others by a
 ///   few milliseconds (well within the 25 ms an expiration handler may get before its app's end),
 ///   not until its callback returns (its deadline terminates the app, but Swift cannot pre-empt
-///   the callback). A turn that is only slow (a busy machine) may add a worker too, which is
-///   harmless: added workers leave after ``retireAfter`` without work.
+///   the callback). A turn that is only slow, or whose thread waits for a processor on a busy
+///   machine, adds no worker: more threads would not make it faster. Added workers leave after
+///   ``retireAfter`` without work.
 /// - Past ``maximumWorkers`` blocked callbacks at once (each a bug of its app), the other apps wait
 ///   until one returns: the pool is bounded by design, where Dispatch's would grow to hundreds.
 ///
@@ -58,6 +60,8 @@ final class RunLoopPool: Sendable {
     let turnLength = 32
 
     private struct Worker {
+        /// Its thread's kernel identifier, once the thread runs.
+        var task: pid_t?
         /// When the turn it runs began; nil while it waits for work.
         var turnStart: ContinuousClock.Instant?
     }
@@ -75,10 +79,15 @@ final class RunLoopPool: Sendable {
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
 
-        /// Workers in a turn that began more than `threshold` ago.
+        /// Workers in a turn that began more than `threshold` ago whose thread is asleep (blocked in
+        /// a wait): a worker that is only slow, or waiting for a processor on a busy machine, is not
+        /// stalled, and another thread would not help it.
         func countStalledWorkers(threshold: Duration) -> Int {
             let now = ContinuousClock.now
-            return workers.values.count { $0.turnStart.map { now - $0 > threshold } ?? false }
+            return workers.values.count { worker in
+                guard let start = worker.turnStart, now - start > threshold, let task = worker.task else { return false }
+                return !PosixThread.isRunnable(task)
+            }
         }
     }
 
@@ -153,6 +162,8 @@ final class RunLoopPool: Sendable {
     /// A worker's life: take a ready run loop, run a turn of it, and again; a worker beyond the
     /// base ends after ``retireAfter`` without work.
     private func work(as identifier: Int) {
+        let task = PosixThread.currentTaskIdentifier
+        state.withLock { $0.workers[identifier]?.task = task }
         let retireAfter = DispatchTimeInterval.milliseconds(Int(retireAfter / .milliseconds(1)))
         while true {
             state.withLock { $0.idle += 1 }

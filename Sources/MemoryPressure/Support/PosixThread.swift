@@ -44,6 +44,34 @@ enum PosixThread {
         close(descriptor)
     }
 
+    /// The kernel's identifier of the calling thread (its directory in `/proc/self/task`), read from
+    /// the `/proc/thread-self` link (`<pid>/task/<tid>`; `gettid` is not visible to Swift); nil
+    /// when it cannot be read.
+    static var currentTaskIdentifier: pid_t? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { buffer in
+            let count = readlink("/proc/thread-self", buffer.baseAddress!, buffer.count)
+            guard count > 0 else { return nil }
+            let link = String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: count), as: UTF8.self)
+            return link.split(separator: "/").last.flatMap { pid_t($0) }
+        }
+    }
+
+    /// Whether the thread `task` of this process is running or waiting for a processor (state `R`
+    /// in `/proc/self/task/<task>/stat`), not asleep in a wait; true when the file cannot be read.
+    static func isRunnable(_ task: pid_t) -> Bool {
+        let descriptor = open("/proc/self/task/\(task)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return true }
+        defer { close(descriptor) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer in
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return true }
+            // "tid (comm) S …": the state follows the last parenthesis (a name may hold one).
+            let text = buffer.prefix(count)
+            guard let close = text.lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return true }
+            return text[close + 2] == UInt8(ascii: "R")
+        }
+    }
+
     /// A token for the calling thread, equal only for the same live thread.
     static var current: UInt {
         UInt(pthread_self())
