@@ -59,6 +59,8 @@ let package = Package(
         suite("PurgeLatency", [testKit]),
         suite("Termination", [testKit]),
         suite("Reaction", [testKit]),
+        // Ten thousand tenants: per-app costs at 100 to 100,000 apps (issue 17).
+        suite("Scale", [testKit]),
     ],
     swiftLanguageModes: [.v6]
 )

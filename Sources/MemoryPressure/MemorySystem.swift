@@ -80,8 +80,10 @@ public final class MemorySystem: Sendable {
         let (hosted, registry) = (hosted, registry)
         lifecycleObservation = lifecycleEvents.observe { event in
             terminator.observe(event)
+            guard case .stateChanged(let app, let previous, let state) = event else { return }
+            hosted.moved(app, from: previous, to: state)
             // Each state has its own hard limit, held at the heap's allocations.
-            if case .stateChanged(let app, _, let state) = event, let limits = hosted.limits(of: app) {
+            if let limits = hosted.limits(of: app), limits != .none {
                 registry.setHardLimit(limits.limit(in: state)?.hardBytes, for: app)
             }
         }
@@ -121,7 +123,7 @@ public final class MemorySystem: Sendable {
         hosted.app(identifier)
     }
 
-    /// Every registered app, in identifier order.
+    /// Every registered app, in identifier order: a sorted copy, made on each call.
     public var apps: [App] {
         hosted.apps.sorted { $0.identifier < $1.identifier }
     }
@@ -312,7 +314,7 @@ extension MemorySystem {
     /// an app launched after the call began is not terminated.
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
-        let apps = hosted.apps.filter { $0.systemState != .notRunning }
+        let apps = hosted.appsInUse
         guard !apps.isEmpty else { return [] }
         logger.info("shutting down: terminating every app", metadata: [
             "running": "\(apps.filter(\.systemState.isRunning).count)",

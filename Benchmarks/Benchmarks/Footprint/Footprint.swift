@@ -18,8 +18,8 @@ let benchmarks: @Sendable () -> Void = {
         RunMode.current.configuration(timed: [], counted: [metric], maxIterations: 3)
     }
 
-    // An app as the system holds it before launch: the actor, its run loop (a serial Dispatch
-    // queue), its lifecycle record and notification registry, and its delegate.
+    // An app as the system holds it before launch: the actor, its run loop (its queue on the
+    // shared run-loop pool), its lifecycle record and notification registry, and its delegate.
     Benchmark("Footprint-bytes-per-app", configuration: configuration(bytesPerApp)) { benchmark in
         let identifiers = try (0..<appCount).map { try AppIdentifier("app\($0)") }
         let (apps, growth) = HeapUsage.measureGrowth {

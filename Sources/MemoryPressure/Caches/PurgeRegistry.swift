@@ -167,12 +167,6 @@ package final class PurgeRegistry: Sendable {
         return report
     }
 
-    /// The owners with a heap, a cache or a store registered that are not among `hosted`: a
-    /// service's own caches, purged at every raised level.
-    func owners(notAmong hosted: [AppIdentifier]) -> [AppIdentifier] {
-        Array(owners.subtracting(hosted))
-    }
-
     /// Forgets `app`'s caches and stores and closes its heap, which returns its pages now if nothing
     /// in it is alive, or when the last allocation is freed. Returns the closed heap, so the bytes
     /// still alive in it can be watched, or nil when the app had none. A later ``heap(for:)`` makes

@@ -12,7 +12,8 @@ import Synchronization
 /// posts (lifecycle steps, notifications, memory warnings) are queued on the same serial run loop as
 /// the actor's jobs and entered with `assumeIsolated` (checked by the executor), and delegate
 /// methods and observers take an `isolated App` parameter: they run one at a time, in posted order,
-/// and never race one another; apps never block one another.
+/// and never race one another. The run loops share a bounded pool of threads (`RunLoopPool`): an
+/// app whose callback blocks holds one of them, and the pool grows past it, up to its bound.
 ///
 /// The lifecycle record (state, background tasks, termination) sits beside the actor in a mutex, so
 /// the system can validate a transition at once (a typed error changes nothing) and terminate an app
@@ -79,7 +80,7 @@ public actor App {
         self.stateArchive = stateArchive
         self.makeDelegate = nil
         self.delegate = delegate
-        self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
+        self.runLoop = AppRunLoop()
     }
 
     /// An app that is not running and makes its code afresh for each launch, as a process would:
@@ -98,7 +99,7 @@ public actor App {
         self.stateArchive = stateArchive
         self.makeDelegate = makeDelegate
         self.delegate = nil
-        self.runLoop = AppRunLoop(label: "app.\(identifier.rawValue)")
+        self.runLoop = AppRunLoop()
     }
 
     /// The app's serial run loop, the executor every callback, observer and isolated method of the

@@ -1,30 +1,78 @@
-import Dispatch
+import DequeModule
+import Synchronization
 
 /// An app's main run loop: a serial queue that runs the app's work one item at a time, in the order
-/// posted, on a Dispatch worker thread.
+/// posted, on a thread of the shared ``RunLoopPool``.
 ///
 /// It is the `SerialExecutor` of the app's actor, so the actor's own jobs and the callbacks the
 /// system posts with `perform` share one queue: nothing the app runs ever overlaps anything else it
-/// runs, and apps never wait for one another (each has its own queue; Dispatch lends threads as
-/// needed and takes them back when the queue is idle, so an idle app holds no thread).
+/// runs. An idle app holds no thread; a busy one holds one worker for a turn at a time, and a
+/// callback that blocks holds it until it returns, while the pool goes on with the other apps (see
+/// ``RunLoopPool`` for how it grows past blocked workers, and its bound).
 final class AppRunLoop: SerialExecutor {
-    private let queue: DispatchQueue
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
 
-    init(label: String) {
-        queue = DispatchQueue(label: label)
+    private struct Queue {
+        var work: Deque<Work> = []
+        /// Whether the run loop is on the pool's ready queue or on a worker: only then is it
+        /// scheduled again, so that one worker at a time runs it.
+        var isScheduled = false
+    }
+
+    private let queue = Mutex(Queue())
+    /// The thread running a turn of this run loop, or zero: what `checkIsolated` compares with.
+    private let runningThread = Atomic<UInt>(0)
+    private let pool: RunLoopPool
+
+    init(pool: RunLoopPool = .shared) {
+        self.pool = pool
     }
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedSerialExecutor()) }
+        post(.job(UnownedJob(job)))
     }
 
     /// Posts `work` behind everything already posted.
     func perform(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        post(.closure(work))
+    }
+
+    private func post(_ work: Work) {
+        let schedule = queue.withLock { queue in
+            queue.work.append(work)
+            defer { queue.isScheduled = true }
+            return !queue.isScheduled
+        }
+        if schedule { pool.schedule(self) }
+    }
+
+    /// Runs up to `limit` items on the calling worker, in order. Returns true when work remains (the
+    /// run loop stays scheduled, and the worker puts it back on the ready queue); false when the
+    /// queue ran dry (the next post schedules it again).
+    func runTurn(limit: Int) -> Bool {
+        runningThread.store(PosixThread.current, ordering: .relaxed)
+        for _ in 0..<limit {
+            let next: Work? = queue.withLock { queue in
+                if let work = queue.work.popFirst() { return work }
+                // Unmarked before it may be scheduled again, on another worker.
+                runningThread.store(0, ordering: .relaxed)
+                queue.isScheduled = false
+                return nil
+            }
+            switch next {
+            case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
+            case .closure(let work): work()
+            case nil: return false
+            }
+        }
+        runningThread.store(0, ordering: .relaxed)
+        return true
     }
 
     func checkIsolated() {
-        dispatchPrecondition(condition: .onQueue(queue))
+        precondition(runningThread.load(ordering: .relaxed) == PosixThread.current, "not on the app's run loop")
     }
 }

@@ -15,37 +15,13 @@ final class SamplingThread: Sendable {
     let control: SamplingControl
     private let thread: Mutex<pthread_t?>
 
-    /// What the new thread receives: the loop to run.
-    private final class Start: Sendable {
-        let loop: SamplingLoop
-        init(loop: SamplingLoop) { self.loop = loop }
-    }
-
     /// Starts a thread running `loop`, which must use `control`.
     init(running loop: SamplingLoop, control: SamplingControl) throws(Errno) {
         self.control = control
-        let start = Unmanaged.passRetained(Start(loop: loop)).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            SamplingThread.nameCallingThread()
-            var loop = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue().loop
+        thread = Mutex(try PosixThread.start(named: Self.name) {
+            var loop = loop
             loop.run()
-            return nil
-        }, start)
-        guard status == 0 else {
-            Unmanaged<Start>.fromOpaque(start).release()
-            throw Errno(rawValue: status)
-        }
-        self.thread = Mutex(thread)
-    }
-
-    /// Names the calling thread ``name`` (`pthread_setname_np` is not visible to Swift without
-    /// `_GNU_SOURCE`; writing its `comm` file does the same). A failure leaves the name as it was.
-    private static func nameCallingThread() {
-        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = name.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        close(descriptor)
+        })
     }
 
     /// Asks the loop to stop and waits for the thread to end. Called from the sampling thread itself

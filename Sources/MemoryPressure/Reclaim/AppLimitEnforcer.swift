@@ -1,5 +1,10 @@
 /// Holds each app to its own limits on every sample: a warning once per crossing of the soft limit,
 /// termination (reason `perAppLimit`) over the hard limit.
+///
+/// A sample costs nothing for an app without limits or not running (terminated apps are not in
+/// the index it walks), and only a footprint read (an atomic load and a registry look-up) for an
+/// app whose footprint and state are what they were at the last sample: the decision is made again
+/// only when one of them changed.
 struct AppLimitEnforcer {
     let apps: HostedApps
     let registry: PurgeRegistry
@@ -9,6 +14,13 @@ struct AppLimitEnforcer {
     /// Apps warned for their soft limit and not yet back under it, with the soft limit they were
     /// warned at: a different limit (the app moved between foreground and background) re-arms.
     private var warned: [AppIdentifier: Int] = [:]
+    /// What each app with limits in use was judged on at the last sample.
+    private var judged: [AppIdentifier: Judged] = [:]
+
+    private struct Judged: Equatable {
+        let state: AppState
+        let footprint: Int
+    }
 
     init(
         apps: HostedApps, registry: PurgeRegistry, terminator: Terminator, warnings: WarningFollower,
@@ -22,10 +34,16 @@ struct AppLimitEnforcer {
     }
 
     mutating func enforce(level: PressureLevel, sample: MemorySample) async {
-        for hosted in apps.withLimits {
+        let previous = judged
+        judged = [:]
+        for hosted in apps.withLimitsInUse {
             let app = hosted.app
-            guard let limit = hosted.limits.limit(in: app.systemState), limit != .none else { continue }
+            let state = app.systemState
+            guard let limit = hosted.limits.limit(in: state), limit != .none else { continue }
             let footprint = registry.footprint(of: app.identifier).totalBytes
+            let now = Judged(state: state, footprint: footprint)
+            judged[app.identifier] = now
+            guard previous[app.identifier] != now else { continue }
             if let hard = limit.hardBytes, footprint > hard {
                 warned[app.identifier] = nil
                 _ = await terminator.terminate(app, reason: .perAppLimit, step: .hardLimit)

@@ -156,13 +156,12 @@ struct ReclamationLadder {
         let states: Set<AppState> = level == .critical
             ? [.active, .inactive, .background, .suspended]
             : [.background, .suspended]
-        let hosted = apps.apps
-        let chosen = hosted.filter { states.contains($0.systemState) }
+        let chosen = apps.apps(in: states)
         // The apps that run code are held out of suspension while the purge may call theirs
         // (eviction handlers, discard callbacks); the others' caches are purged without a call.
         let held = chosen.compactMap { app in app.holdSuspension().map { (app: app, hold: $0) } }
         let quiet = Set(chosen.map(\.identifier)).subtracting(held.map(\.app.identifier))
-        let targets = chosen.map(\.identifier) + registry.owners(notAmong: hosted.map(\.identifier))
+        let targets = chosen.map(\.identifier) + apps.notHosted(registry.owners)
         var report = registry.purge(
             level == .critical ? .critical : .warning, apps: targets, returningFreedPages: false, quietlyFor: quiet
         )
@@ -184,7 +183,7 @@ struct ReclamationLadder {
     /// duration is the time it took to post.
     private func postWarnings(_ level: PressureLevel, sample: MemorySample, into run: inout LadderRun) {
         let start = ContinuousClock.now
-        let posted = MemoryWarning(level: level, sample: sample).post(to: apps.apps) {
+        let posted = MemoryWarning(level: level, sample: sample).post(to: apps.apps(in: [.active, .inactive, .background])) {
             registry.footprint(of: $0.identifier).totalBytes
         }
         warnings.follow(posted, step: .warning)
@@ -196,7 +195,9 @@ struct ReclamationLadder {
     ///
     /// The candidates are ranked once per step, not once per victim: a suspended app's footprint
     /// does not change while it is suspended, and each termination takes only an app still in
-    /// `state` (one that moved on since the ranking is left alone).
+    /// `state` (one that moved on since the ranking is left alone). Ranking reads the footprints of
+    /// the apps in `state` only (never a terminated app's) and heapifies them, O(k) for k of them;
+    /// each victim then costs O(log k).
     private func terminate(_ state: AppState, while footprint: MemorySample, into run: inout LadderRun) async -> MemorySample {
         let clock = ContinuousClock()
         let start = clock.now
@@ -204,8 +205,8 @@ struct ReclamationLadder {
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        var candidates = rankedApps(in: state).makeIterator()
-        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.next() {
+        var candidates = VictimHeap(apps.apps(in: [state])) { registry.footprint(of: $0.identifier).totalBytes }
+        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
             returned += record?.returnedBytes ?? 0
             // An app that moved on (to the foreground, say) since it was ranked is left alone.
@@ -220,14 +221,5 @@ struct ReclamationLadder {
             run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: returned, terminated: terminated))
         }
         return footprint
-    }
-
-    /// The apps in `state`, largest footprint first (ties to the first identifier).
-    private func rankedApps(in state: AppState) -> [App] {
-        apps.apps
-            .filter { $0.systemState == state }
-            .map { (app: $0, bytes: registry.footprint(of: $0.identifier).totalBytes) }
-            .sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app.identifier < $1.app.identifier }
-            .map(\.app)
     }
 }

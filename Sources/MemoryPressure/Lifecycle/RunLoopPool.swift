@@ -1,0 +1,214 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import DequeModule
+import Dispatch
+import Synchronization
+
+/// The threads every app's run loop runs on: a bounded pool, shared by all the apps of the process.
+///
+/// ## Why a pool of our own
+/// A serial `DispatchQueue` per app costs a thread whenever it has work: Dispatch's overcommitting
+/// pool lends each busy queue a thread of its own, so a memory warning to a thousand apps grew the
+/// process to 259 threads. The run loops cannot go to the Swift cooperative pool or to Dispatch's
+/// non-overcommitting global queues either: a service that saturates those (it may, and the
+/// reclamation must still reach its apps) would stall every app, and a callback that blocks would
+/// take a cooperative thread away from the service.
+///
+/// ## How it works
+/// Each ``AppRunLoop`` keeps its own queue of work and is *scheduled* here (put on the ready queue)
+/// when work arrives and it is not already scheduled or running. A worker takes the oldest ready
+/// run loop, runs a turn of it (at most ``turnLength`` items, in order), and puts it back at the
+/// end of the ready queue if work remains: one run loop is on at most one worker at a time, so each
+/// app's work stays serial and in posted order, and a busy app cannot starve the others.
+///
+/// ## How many threads
+/// - ``baseWorkers`` (the processor count, at least 2) workers are started as work arrives and
+///   stay. Work is CPU-bound and short (callbacks, warnings), so more would only contend.
+/// - A callback that blocks holds its worker. A watchdog thread, awake only while run loops wait
+///   and no worker is idle, looks every ``lookInterval``: a worker whose turn began more than
+///   ``stallThreshold`` ago and whose thread sleeps (is blocked in a wait, as `/proc` reports it)
+///   is *stalled*, and while fewer than ``baseWorkers`` workers make progress it adds one, up to
+///   ``maximumWorkers`` in all. So a blocked app delays the others by a
+///   few milliseconds (well within the 25 ms an expiration handler may get before its app's end),
+///   not until its callback returns (its deadline terminates the app, but Swift cannot pre-empt
+///   the callback). A turn that is only slow, or whose thread waits for a processor on a busy
+///   machine, adds no worker: more threads would not make it faster. Added workers leave after
+///   ``retireAfter`` without work.
+/// - Past ``maximumWorkers`` blocked callbacks at once (each a bug of its app), the other apps wait
+///   until one returns: the pool is bounded by design, where Dispatch's would grow to hundreds.
+///
+/// The process then has `baseWorkers + 1` threads for its apps whatever their number, plus one per
+/// callback blocked at the time.
+final class RunLoopPool: Sendable {
+    /// The pool all apps share.
+    static let shared = RunLoopPool(baseWorkers: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+
+    /// The workers kept: enough to keep every processor busy.
+    let baseWorkers: Int
+    /// The most workers there may be, blocked ones included.
+    let maximumWorkers: Int
+    /// How long a turn runs before its worker counts as stalled (blocked, most likely).
+    let stallThreshold: Duration = .milliseconds(5)
+    /// How often the watchdog looks for stalled workers while run loops wait.
+    let lookInterval: Duration = .milliseconds(2)
+    /// How long a worker beyond ``baseWorkers`` waits for work before it ends.
+    let retireAfter: Duration = .seconds(2)
+    /// The most items of one run loop a worker runs before it lets the next run loop have a turn.
+    let turnLength = 32
+
+    private struct Worker {
+        /// Its thread's kernel identifier, once the thread runs.
+        var task: pid_t?
+        /// When the turn it runs began; nil while it waits for work.
+        var turnStart: ContinuousClock.Instant?
+    }
+
+    private struct State {
+        var ready: Deque<AppRunLoop> = []
+        var workers: [Int: Worker] = [:]
+        var nextWorker = 0
+        /// Workers waiting for a ready run loop (some of them already signalled for one).
+        var idle = 0
+        /// Whether the watchdog is looking, or has been woken to.
+        var isWatching = false
+        var hasWatchdog = false
+
+        /// Whether some ready run loop has no idle worker to take it.
+        var isShortOfWorkers: Bool { ready.count > idle }
+
+        /// Workers in a turn that began more than `threshold` ago whose thread is asleep (blocked in
+        /// a wait): a worker that is only slow, or waiting for a processor on a busy machine, is not
+        /// stalled, and another thread would not help it.
+        func countStalledWorkers(threshold: Duration) -> Int {
+            let now = ContinuousClock.now
+            return workers.values.count { worker in
+                guard let start = worker.turnStart, now - start > threshold, let task = worker.task else { return false }
+                return !PosixThread.isRunnable(task)
+            }
+        }
+    }
+
+    /// What the caller does for the watchdog once out of the lock.
+    private enum WatchdogCall {
+        case none, wake, startAndWake
+    }
+
+    private let state = Mutex(State())
+    /// Signalled once for each run loop put on the ready queue.
+    private let readyCount = DispatchSemaphore(value: 0)
+    /// Wakes the watchdog.
+    private let watchdogWake = DispatchSemaphore(value: 0)
+
+    /// A pool of `baseWorkers` workers, growing past blocked ones to `maximumWorkers` (by default
+    /// four times as many, at least 64).
+    init(baseWorkers: Int, maximumWorkers: Int? = nil) {
+        self.baseWorkers = baseWorkers
+        self.maximumWorkers = maximumWorkers ?? max(64, baseWorkers * 4)
+    }
+
+    /// How many workers there are now.
+    var workerCount: Int { state.withLock { $0.workers.count } }
+
+    /// Puts `runLoop`, which has work and is on no worker nor the ready queue, on the ready queue.
+    func schedule(_ runLoop: AppRunLoop) {
+        let call = state.withLock { state in
+            state.ready.append(runLoop)
+            if state.isShortOfWorkers, state.workers.count < baseWorkers {
+                addWorker(&state)
+            }
+            return watchdogCall(&state)
+        }
+        readyCount.signal()
+        answer(call)
+    }
+
+    /// Asks for the watchdog when run loops wait with no worker to take them and it is not looking.
+    private func watchdogCall(_ state: inout State) -> WatchdogCall {
+        guard state.isShortOfWorkers, state.workers.count >= baseWorkers, !state.isWatching else { return .none }
+        state.isWatching = true
+        defer { state.hasWatchdog = true }
+        return state.hasWatchdog ? .wake : .startAndWake
+    }
+
+    private func answer(_ call: WatchdogCall) {
+        if call == .startAndWake {
+            precondition(start(named: "app-watchdog") { self.watch() }, "no thread could be started for the apps' watchdog")
+        }
+        if call != .none { watchdogWake.signal() }
+    }
+
+    /// Notes a new worker in `state` and starts its thread. Called under the lock (rarely: the
+    /// first run loops, and the watchdog's additions).
+    private func addWorker(_ state: inout State) {
+        let identifier = state.nextWorker
+        state.nextWorker += 1
+        state.workers[identifier] = Worker()
+        guard start(named: "app-runloop", { self.work(as: identifier) }) else {
+            state.workers[identifier] = nil
+            precondition(!state.workers.isEmpty, "no thread could be started for the apps' run loops")
+            return
+        }
+    }
+
+    private func start(named name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
+        guard let thread = try? PosixThread.start(named: name, body) else { return false }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// A worker's life: take a ready run loop, run a turn of it, and again; a worker beyond the
+    /// base ends after ``retireAfter`` without work.
+    private func work(as identifier: Int) {
+        let task = PosixThread.currentTaskIdentifier
+        state.withLock { $0.workers[identifier]?.task = task }
+        let retireAfter = DispatchTimeInterval.milliseconds(Int(retireAfter / .milliseconds(1)))
+        while true {
+            state.withLock { $0.idle += 1 }
+            let waited = readyCount.wait(timeout: .now() + retireAfter)
+            let (runLoop, call): (AppRunLoop?, WatchdogCall) = state.withLock { state in
+                state.idle -= 1
+                guard waited == .success, let runLoop = state.ready.popFirst() else {
+                    if state.workers.count > baseWorkers { state.workers[identifier] = nil }
+                    return (nil, .none)
+                }
+                state.workers[identifier]?.turnStart = .now
+                return (runLoop, watchdogCall(&state))
+            }
+            answer(call)
+            guard let runLoop else {
+                if state.withLock({ $0.workers[identifier] == nil }) { return }
+                continue
+            }
+            let more = runLoop.runTurn(limit: turnLength)
+            state.withLock { $0.workers[identifier]?.turnStart = nil }
+            if more { schedule(runLoop) }
+        }
+    }
+
+    /// The watchdog's life: asleep until run loops wait with no idle worker, then a look every
+    /// ``lookInterval`` while they do, adding a worker while fewer than ``baseWorkers`` progress.
+    private func watch() {
+        let interval = UInt32(lookInterval / .microseconds(1))
+        while true {
+            watchdogWake.wait()
+            var watching = true
+            while watching {
+                usleep(interval)
+                watching = state.withLock { state in
+                    guard state.isShortOfWorkers else {
+                        state.isWatching = false
+                        return false
+                    }
+                    let progressing = state.workers.count - state.countStalledWorkers(threshold: stallThreshold)
+                    if progressing < baseWorkers, state.workers.count < maximumWorkers {
+                        addWorker(&state)
+                    }
+                    return true
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+import Dispatch
+@_spi(Benchmarks) @testable import MemoryPressure
+import MemoryPressureTestKit
+import Synchronization
+import Testing
+
+/// The apps' run loops on a bounded pool of threads: serial per app, bounded in threads, and going
+/// on past a blocked callback.
+@Suite struct RunLoopPoolTests {
+    @Test func eachRunLoopRunsItsWorkAloneAndInOrderOnAPoolThatStaysWithinItsBound() async throws {
+        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4)
+        let runLoops = (0..<2_000).map { _ in AppRunLoop(pool: pool) }
+        let logs = runLoops.map { _ in SharedLog<Int>() }
+        let inside = runLoops.map { _ in SharedBox(false) }
+        let overlaps = Atomic<Int>(0)
+        let peakWorkers = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+        for item in 0..<20 {
+            for (index, runLoop) in runLoops.enumerated() {
+                runLoop.perform {
+                    if inside[index].update({ entered in defer { entered = true }; return entered }) {
+                        overlaps.add(1, ordering: .relaxed)
+                    }
+                    logs[index].append(item)
+                    peakWorkers.max(pool.workerCount, ordering: .relaxed)
+                    inside[index].value = false
+                    done.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        #expect(await eventually { done.load(ordering: .relaxed) == 40_000 })
+        #expect(overlaps.load(ordering: .relaxed) == 0)
+        #expect(logs.allSatisfy { $0.all == Array(0..<20) })
+        #expect(peakWorkers.load(ordering: .relaxed) <= 4)
+    }
+
+    @Test func blockedRunLoopsHoldAWorkerEachAndThePoolGrowsPastThemToItsBound() async throws {
+        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4)
+        let gate = DispatchSemaphore(value: 0)
+        let blocked = Atomic<Int>(0)
+        // Three blocked run loops: more than the base, fewer than the bound.
+        for _ in 0..<3 {
+            AppRunLoop(pool: pool).perform {
+                blocked.add(1, ordering: .relaxed)
+                gate.wait()
+            }
+        }
+        #expect(await eventually { blocked.load(ordering: .relaxed) == 3 })
+        let ran = Atomic<Bool>(false)
+        AppRunLoop(pool: pool).perform { ran.store(true, ordering: .relaxed) }
+        #expect(await eventually { ran.load(ordering: .relaxed) == true })
+        #expect(pool.workerCount == 4)
+
+        // A fourth blocks the last worker the bound allows: the next run loop waits for one.
+        AppRunLoop(pool: pool).perform {
+            blocked.add(1, ordering: .relaxed)
+            gate.wait()
+        }
+        #expect(await eventually { blocked.load(ordering: .relaxed) == 4 })
+        let waited = Atomic<Bool>(false)
+        AppRunLoop(pool: pool).perform { waited.store(true, ordering: .relaxed) }
+        try await Task.sleep(for: .milliseconds(100))
+        let waitedWhileAllBlocked = waited.load(ordering: .relaxed)
+        #expect(!waitedWhileAllBlocked)
+        #expect(pool.workerCount == 4)
+        gate.signal()
+        #expect(await eventually { waited.load(ordering: .relaxed) == true })
+        for _ in 0..<3 { gate.signal() }
+    }
+
+    @Test func appsGoOnWhileMoreAppsThanTheBaseWorkersAreBlockedInACallback() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33))
+        let gate = DispatchSemaphore(value: 0)
+        defer { for _ in 0...RunLoopPool.shared.baseWorkers { gate.signal() } }
+        let blocked = Atomic<Int>(0)
+        // One more blocked app than the pool keeps workers for.
+        for index in 0...RunLoopPool.shared.baseWorkers {
+            let app = try system.register(.test("blocked-\(index)")) { RecordingDelegate() }
+            try await app.launch()
+            app.perform { _ in
+                blocked.add(1, ordering: .relaxed)
+                gate.wait()
+            }
+        }
+        #expect(await eventually { blocked.load(ordering: .relaxed) == RunLoopPool.shared.baseWorkers + 1 })
+        let log = SharedLog<String>()
+        let free = try system.register(.test("free")) { RecordingDelegate(log: log) }
+        #expect(try await free.launch() == .active)
+        #expect(try await free.enterBackground() == .suspended)
+        #expect(log.all == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground"])
+    }
+
+    @Test func aWarningToTwoThousandAppsAddsAtMostThePoolsBoundInThreads() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33))
+        let warned = Atomic<Int>(0)
+        let apps = try (0..<2_000).map { index in
+            try system.register(.test("tenant-\(index)")) {
+                let delegate = RecordingDelegate()
+                delegate.onMemoryWarning = { _, _ in warned.add(1, ordering: .relaxed) }
+                return delegate
+            }
+        }
+        for app in apps { try await app.launch() }
+        let before = processThreadCount()
+        let peak = PeakThreadCount()
+        let delivery = await MemoryWarning(level: .warning).deliver(to: apps, timeout: .seconds(30)) { _ in 0 }
+        let most = await peak.stop()
+
+        #expect(delivery.appsReached == 2_000 && warned.load(ordering: .relaxed) == 2_000)
+        // One DispatchQueue per app took the process from about 10 threads to 259 here. The pool
+        // adds at most its bound (reached only with that many callbacks blocked) and the watchdog.
+        #expect(most - before <= RunLoopPool.shared.maximumWorkers + 1)
+        #expect(RunLoopPool.shared.workerCount <= RunLoopPool.shared.maximumWorkers)
+    }
+}
