@@ -21,9 +21,8 @@ struct TenantFigures {
         let start = clock.now
         for index in 0..<count {
             // Unowned: the system holds the app, which holds this closure.
-            var heap: (@Sendable (AppIdentifier) throws -> AppHeap)?
-            if Tenants.hasHeap(index) { heap = { [unowned system] app in try system.heap(for: app) } }
-            let app = try system.register(try Tenants.identifier(index), configuration: Tenants.configuration) { [heap] in
+            let heap: @Sendable (AppIdentifier) throws -> AppHeap = { [unowned system] app in try system.heap(for: app) }
+            let app = try system.register(try Tenants.identifier(index)) { [heap] in
                 TenantDelegate(heap: heap, onFailure: { failure.value = $0 })
             }
             try await app.launch()
@@ -57,7 +56,7 @@ struct WarningFigures {
         var apps: [App] = []
         apps.reserveCapacity(count)
         for index in 0..<count {
-            let app = try system.register(try Tenants.identifier(index), configuration: Tenants.configuration) { IdleDelegate() }
+            let app = try system.register(try Tenants.identifier(index)) { IdleDelegate() }
             try await app.launch()
             apps.append(app)
         }
@@ -92,10 +91,9 @@ struct LadderFigures {
         var apps: [App] = []
         apps.reserveCapacity(count)
         for index in 0..<count {
-            let bytes = Tenants.hasHeap(index) ? mebibyte : 0
             let heap: @Sendable (AppIdentifier) throws -> AppHeap = { [unowned system] app in try system.heap(for: app) }
-            let app = try system.register(try Tenants.identifier(index), configuration: Tenants.configuration) {
-                BallastDelegate(bytes: bytes, heap: heap, onFailure: { failure.value = $0 })
+            let app = try system.register(try Tenants.identifier(index)) {
+                BallastDelegate(bytes: mebibyte, heap: heap, onFailure: { failure.value = $0 })
             }
             guard try await app.launch() == .active else {
                 throw BenchmarkFailure("\(app.identifier) did not launch: \(app.state), \(app.terminationReason.map(\.description) ?? "")")

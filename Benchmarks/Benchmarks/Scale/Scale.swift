@@ -8,7 +8,7 @@ import MemoryPressureTestKit
 
 // Ten thousand tenants (issue 17): what one app costs as their number grows, at N = 100, 1,000,
 // 10,000 and (where it fits) 100,000. Each figure is per app or per operation, so a flat cost reads
-// the same at every N. Apps past the heap cap (`Tenants.heapCap`) launch without a heap.
+// the same at every N. Every app has a heap.
 
 let launchPerApp = BenchmarkMetric.custom("launch per app (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let fullSample = BenchmarkMetric.custom("full sample (ns)", polarity: .prefersSmaller, useScalingFactor: false)

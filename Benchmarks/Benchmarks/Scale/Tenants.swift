@@ -13,26 +13,6 @@ enum Tenants {
         [100, 1_000, 10_000, 100_000].filter { $0 <= (RunMode.current == .short ? 1_000 : largest) }
     }
 
-    /// The most apps given a heap: today's jemalloc arenas stop at about 4,086 and each heap's
-    /// making refreshes jemalloc's epoch (about 9.4 µs per live arena, see issue 17), so by default
-    /// the first 1,000 apps get one and the others none. `MEMPRESSURE_SCALE_HEAP_CAP=N` moves the
-    /// cap (0: every app gets a heap), for the heaps that scale.
-    static let heapCap: Int = {
-        guard let text = getenv("MEMPRESSURE_SCALE_HEAP_CAP").map({ String(cString: $0) }) else { return 1_000 }
-        guard let cap = Int(text), cap >= 0 else {
-            fatalError("MEMPRESSURE_SCALE_HEAP_CAP must be a whole number of apps, 0 (no cap) or more; got \(text)")
-        }
-        return cap == 0 ? .max : cap
-    }()
-
-    /// Whether the app at `index` gets a heap.
-    static func hasHeap(_ index: Int) -> Bool { index < heapCap }
-
-    /// The tenants' limits: a launch deadline of a minute, not 5 s, since a heap's making costs
-    /// more with every arena alive (today's heaps; a launch past 5 s was seen at about 900 heaps
-    /// on this machine under load) and the suite measures costs, not the launch watchdog.
-    static let configuration = try! AppConfiguration(launchDeadline: .seconds(60))
-
     /// The identifier of tenant `index`.
     static func identifier(_ index: Int) throws -> AppIdentifier {
         try AppIdentifier("tenant-\(index)")
@@ -44,19 +24,18 @@ enum Tenants {
 }
 
 /// A tenant's code: at launch it makes its heap and one 4 KiB buffer in it (its first byte
-/// written), held until the app is terminated; without a heap it holds nothing.
+/// written), held until the app is terminated.
 final class TenantDelegate: AppDelegate {
-    private let heap: (@Sendable (AppIdentifier) throws -> AppHeap)?
+    private let heap: @Sendable (AppIdentifier) throws -> AppHeap
     private let onFailure: @Sendable (String) -> Void
     private var buffer: HeapBuffer?
 
-    init(heap: (@Sendable (AppIdentifier) throws -> AppHeap)?, onFailure: @escaping @Sendable (String) -> Void) {
+    init(heap: @escaping @Sendable (AppIdentifier) throws -> AppHeap, onFailure: @escaping @Sendable (String) -> Void) {
         self.heap = heap
         self.onFailure = onFailure
     }
 
     func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
-        guard let heap else { return }
         do {
             let buffer = try heap(app.identifier).allocate(byteCount: 4_096)
             buffer.withUnsafeMutableBytes { $0[0] = 1 }
