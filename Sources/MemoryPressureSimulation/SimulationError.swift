@@ -1,3 +1,5 @@
+import MemoryPressure
+
 /// A scenario that cannot run, or a simulation that could not, in one line: where the problem is,
 /// what it is, and what is accepted.
 ///
@@ -55,6 +57,14 @@ package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertib
         self.code = code
         self.source = source
         self.message = (field.map { "\($0) " } ?? "") + "\(problem); expected \(expected)"
+    }
+
+    /// An error in `field` of the scenario from `source` that MemoryPressure's parser has put in
+    /// words: the value given and what is accepted (`size "1.9" is not a whole number of bytes; expected …`).
+    init(source: String?, field: String? = nil, cause: MemoryPressureError) {
+        self.code = .invalidScenario
+        self.source = source
+        self.message = (field.map { "\($0) " } ?? "") + "\(cause)"
     }
 
     /// The error with its source: a scenario file's field errors are thrown while it is decoded, and

@@ -136,6 +136,7 @@ struct EndToEndTests {
         (["run", "--scenario", "marathon"], "--scenario: \"marathon\" is neither a built-in scenario nor a file"),
         (["run", "--duration", "-5s"], "--duration: \"-5s\" is negative; expected 1s to 1h"),
         (["run", "--budget", "10MiB"], "--budget: 10 MiB is too small for scenario \"default\""),
+        (["run", "--budget", "1.9"], "--budget: size \"1.9\" is not a whole number of bytes; expected a whole number of bytes (optionally with B), or a number with a unit"),
         (["run", "--apps", "0"], "--apps: 0 apps is out of range; expected 1 to 64 apps"),
         (["run", "--scenario", "/nonexistent/trip.json"], "scenario file /nonexistent/trip.json: cannot be read"),
         (["run", "--chart", "/nonexistent/chart.svg"], "--chart \"/nonexistent/chart.svg\": directory \"/nonexistent\" does not exist"),
@@ -229,7 +230,8 @@ struct EndToEndTests {
     /// Issue 18, item 10: bad `stats --watch` input is exit 2 and one accurate line, before any
     /// sample is taken; intervals below the documented floor of 1 ms are refused.
     @Test(arguments: [
-        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a number"#),
+        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a whole number of bytes"#),
+        (["--budget", "1.9"], #"--budget: memory budget: size "1.9" is not a whole number of bytes; expected a whole number of bytes"#),
         (["--budget", "-1GiB"], "--budget: memory budget of -1073741824 bytes is not positive"),
         (["--interval", "-1s"], #"--interval "-1s" is negative; expected a duration of at least 1ms"#),
         (["--count", "-1"], "--count -1 is not positive; expected 1 or more samples"),

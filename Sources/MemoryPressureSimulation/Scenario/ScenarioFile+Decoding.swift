@@ -30,7 +30,7 @@ extension ScenarioFile {
 extension SimulationError {
     /// An error in the field of a scenario file at `path`; ``from(_:)`` gives it the file.
     static func at(_ path: [any CodingKey], _ problem: String, expected: String) -> SimulationError {
-        SimulationError(source: nil, field: path.isEmpty ? nil : path.field, problem: problem, expected: expected)
+        SimulationError(source: nil, field: path.nonEmptyField, problem: problem, expected: expected)
     }
 }
 
@@ -38,6 +38,11 @@ extension [any CodingKey] {
     /// The path as errors name a field: `apps[2].profile`.
     var field: String {
         reduce(into: "") { path, key in path += key.intValue.map { "[\($0)]" } ?? (path.isEmpty ? "" : ".") + key.stringValue }
+    }
+
+    /// ``field``, or nil for the file's top level.
+    var nonEmptyField: String? {
+        isEmpty ? nil : field
     }
 }
 

@@ -47,7 +47,7 @@ package struct ScenarioOverrides: Hashable, Sendable {
             do {
                 bytes = try ByteCount(parsing: budget).bytes
             } catch {
-                throw SimulationError(source: label(.budget), problem: "\(budget.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
+                throw SimulationError(source: label(.budget), cause: error)
             }
             try scenario.checkBudget(bytes, field: nil, source: label(.budget), limits: limits)
             scenario.budgetBytes = bytes
