@@ -8,6 +8,10 @@ import MemoryPressure
 /// --duration: "-5s" is negative; expected 1s to 1h
 /// ```
 ///
+/// What the user gave is echoed escaped and cut (`echoed(limit:)`), and the whole line is
+/// ``escapedForTerminal(limit:)``, so no control or bidirectional character from a file or a
+/// command line reaches the terminal.
+///
 /// Callers that act on the kind of problem compare ``code``; the message is for people.
 package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of problem. More kinds may be added, so a `switch` over them needs a `default`.
@@ -76,7 +80,7 @@ package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertib
     }
 
     package var description: String {
-        guard let source else { return message }
-        return "\(source): \(message)".split(whereSeparator: \.isNewline).joined(separator: " ")
+        let line = source.map { "\($0): \(message)" } ?? message
+        return line.split(whereSeparator: \.isNewline).joined(separator: " ").escapedForTerminal()
     }
 }

@@ -328,6 +328,40 @@ struct EndToEndTests {
         #expect(run.standardError == "mempressure: scenario file \(file.path): events[0].kind \"dance\" is not a kind of event; expected one of open, home, interruption, backgroundLaunch, spike\n")
     }
 
+    /// Issue 18, item 11: names, keys and arguments with escape sequences and bidirectional
+    /// characters are printed escaped, in errors and in what a run prints (its first line, its
+    /// progress and its summary); a 100 kB argument (near the kernel's limit for one) is echoed cut.
+    @Test func whatTheToolPrintsFromItsInputIsEscapedAndCut() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let badKey = directory.appending(path: "key.json")
+        try Data(#"{ "budget": "768MiB", "apps": ["photos"], "\u001b[2J\u202e": 1 }"#.utf8).write(to: badKey)
+        let named = directory.appending(path: "named.json")
+        try Data(#"""
+            { "name": "\u001b]0;title\u0007\u202ered", "budget": "256MiB", "duration": "1s",
+              "apps": [{ "name": "\u2067app\u2069\u200f", "profile": "utility" }] }
+            """#.utf8).write(to: named)
+        let failures = [
+            (["run", "--scenario", badKey.path], #"\u{1B}[2J\u{202E} is not a known key"#),
+            (["run", "--apps", "1\u{1B}[31m"], #"The value '1\u{1B}[31m' is invalid for '--apps <apps>'"#),
+            (["run", "--colour\u{202E}"], #"Unknown option '--colour\u{202E}'"#),
+            (["run", "--budget", String(repeating: "9", count: 100_000) + "x"], "\"… (100001 bytes) is not valid"),
+            (["stats", "--watch", "--interval", "\u{1B}[5m1s"], #"--interval "\u{1B}[5m1s" is not a duration"#),
+        ]
+        for (arguments, expected) in failures {
+            let run = try Tool.run(arguments)
+            #expect(run.status == 2)
+            #expect(run.standardError.contains(expected), "stderr: \(run.standardError.prefix(300).debugDescription)")
+            #expect(run.standardError.utf8.count < 1000 && run.standardError.split(separator: "\n").count == 1)
+            #expect(printsSafelyOnATerminal(String(run.standardError.dropLast())), "stderr: \(run.standardError.prefix(300).debugDescription)")
+        }
+        let run = try Tool.run(["run", "--scenario", named.path, "--quiet"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.hasPrefix(#"mempressure: scenario \u{1B}]0;title\u{7}\u{202E}red (1 apps"#))
+        #expect(run.standardOutput.contains(#"foreground \u{2067}app\u{2069}\u{200F} "#), "progress names the app escaped")
+        #expect(run.standardOutput.split(separator: "\n").allSatisfy { printsSafelyOnATerminal(String($0)) })
+    }
+
     @Test func theScenariosCommandListsTheBuiltIns() throws {
         let run = try Tool.run(["scenarios"])
         #expect(run.status == 0)

@@ -1,4 +1,5 @@
 @testable import MemoryPressure
+import MemoryTestSupport
 import PropertyBased
 import Testing
 
@@ -18,8 +19,9 @@ import Testing
                 #expect(try ByteCount(parsing: text.uppercased()) == size)
             } catch {
                 #expect(error.code == .unparsableValue)
-                #expect(error.description.contains(text.debugDescription))
+                #expect(error.description.contains(text.echoed()))
                 #expect(error.description.contains("expected " + ByteCount.parsingForm))
+                #expect(printsSafelyOnATerminal(error.description))
             }
         }
         #expect(tried == 3 * Self.count)
@@ -32,8 +34,9 @@ import Testing
                 #expect(duration >= .zero)
             } catch {
                 #expect(error.code == .unparsableValue)
-                #expect(error.description.contains(text.debugDescription))
+                #expect(error.description.contains(text.echoed()))
                 #expect(error.description.contains("expected " + DurationParser.form))
+                #expect(printsSafelyOnATerminal(error.description))
             }
         }
         #expect(tried == 3 * Self.count)
@@ -91,7 +94,7 @@ import Testing
                 #expect(error.description.hasPrefix("memory budget"))
                 #expect(error.description.contains("expected"))
                 if error.code == .unparsableValue {
-                    #expect(error.description.hasPrefix("memory budget: size \(text.debugDescription) is not "))
+                    #expect(error.description.hasPrefix("memory budget: size \(text.echoed()) is not "))
                     #expect(error.description.hasSuffix("; expected \(ByteCount.parsingForm)"))
                 }
             }

@@ -6,14 +6,14 @@ extension Scenario {
     /// against `limits`. An unknown name is an error from `source`, the caller's name for the setting.
     package static func resolve(_ reference: String, limits: MemoryLimits, source: String = ScenarioOverrides.Setting.scenario.rawValue) throws(SimulationError) -> Scenario {
         if let scenario = builtIn(named: reference) {
-            return try scenario.validated(source: "scenario \(reference.debugDescription)", limits: limits)
+            return try scenario.validated(source: "scenario \(reference.echoed())", limits: limits)
         }
         let path = FilePath(reference)
         if reference.contains("/") || reference.hasSuffix(".json") || path.isReadableFile {
             return try ScenarioFile.load(path, limits: limits)
         }
         throw SimulationError(
-            .unknownScenario, source: source, problem: "\(reference.debugDescription) is neither a built-in scenario nor a file",
+            .unknownScenario, source: source, problem: "\(reference.echoed()) is neither a built-in scenario nor a file",
             expected: "one of \(builtIn.map(\.name).joined(separator: ", ")) or the path of a JSON scenario file"
         )
     }

@@ -22,7 +22,7 @@ extension ScenarioFile {
                 else if let number = try? value.decode(UInt64.self) { "the number \(number)" }
                 else if let number = try? value.decode(Int64.self) { "the number \(number)" }
                 else if let number = try? value.decode(Double.self) { "the number \(number)" }
-                else { "the string \(try value.decode(String.self).debugDescription)" }
+                else { "the string \(try value.decode(String.self).echoed())" }
         }
     }
 }
@@ -35,9 +35,12 @@ extension SimulationError {
 }
 
 extension [any CodingKey] {
-    /// The path as errors name a field: `apps[2].profile`.
+    /// The path as errors name a field: `apps[2].profile`. Each key is escaped and cut to 40
+    /// characters (``escapedForTerminal(limit:)``).
     var field: String {
-        reduce(into: "") { path, key in path += key.intValue.map { "[\($0)]" } ?? (path.isEmpty ? "" : ".") + key.stringValue }
+        reduce(into: "") { path, key in
+            path += key.intValue.map { "[\($0)]" } ?? (path.isEmpty ? "" : ".") + key.stringValue.escapedForTerminal(limit: 40)
+        }
     }
 
     /// ``field``, or nil for the file's top level.
@@ -89,7 +92,7 @@ extension KeyedDecodingContainer {
     func choice<Choice: RawRepresentable<String> & CaseIterable>(_ key: Key, _ noun: String, expected: String) throws -> Choice? {
         guard let name: String = try field(key, expected: expected) else { return nil }
         guard let choice = Choice(rawValue: name) else {
-            throw SimulationError.at(codingPath + [key], "\(name.debugDescription) is not \(noun)", expected: "one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw SimulationError.at(codingPath + [key], "\(name.echoed()) is not \(noun)", expected: "one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return choice
     }

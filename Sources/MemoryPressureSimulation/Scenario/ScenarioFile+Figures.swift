@@ -28,7 +28,7 @@ extension ScenarioFile {
                 } catch {
                     throw SimulationError(source: nil, field: decoder.codingPath.nonEmptyField, cause: error)
                 }
-                guard bytes >= 0 else { throw negative(text.debugDescription) }
+                guard bytes >= 0 else { throw negative(text.echoed()) }
                 value = bytes
             } else {
                 throw try decoder.mismatch(expected: "a size such as \"64MiB\" or a whole number of bytes")

@@ -33,7 +33,7 @@ package enum ScenarioFile {
 
     /// The scenario in the file at `path`, checked against `limits`.
     package static func load(_ path: FilePath, limits: MemoryLimits) throws(SimulationError) -> Scenario {
-        let source = "scenario file \(path)"
+        let source = "scenario file \(path.string.escapedForTerminal(limit: 256))"
         let bytes: [UInt8]
         do {
             let file = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
