@@ -1,12 +1,12 @@
 /// What a scenario file's models share: errors that name the field by its path and say what the
 /// value given is, and objects that reject the keys they do not know.
 extension ScenarioFile {
-    /// Any key of a JSON object.
+    /// Any key of a JSON object, or an index into an array.
     struct AnyKey: CodingKey {
         let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
+        let intValue: Int?
+        init(stringValue: String) { (self.stringValue, intValue) = (stringValue, nil) }
+        init(intValue: Int) { (stringValue, self.intValue) = ("\(intValue)", intValue) }
     }
 
     /// What a JSON value is, for messages: `the number 7`, `the string "x"`, `an array`.

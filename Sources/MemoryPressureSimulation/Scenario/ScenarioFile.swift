@@ -27,6 +27,10 @@ import SystemPackage
 /// `open` and `backgroundLaunch` (with `app`; `work` for the latter), `home`, `interruption`
 /// (`length`), `spike` (`size`, `hold`). Sizes are strings such as "64MiB" or numbers of bytes,
 /// durations strings such as "1.5s" or numbers of seconds; a range is `[low, high]` or one value.
+///
+/// The text is checked before it is decoded (``JSONCheck``): the line and column where the JSON
+/// breaks, nesting deeper than ``JSONCheck/maximumDepth`` levels, a key given twice in one object,
+/// a number no `Double` holds.
 package enum ScenarioFile {
     /// The largest scenario file read: 16 MiB, far beyond any real scenario.
     package static let maximumSize = ByteCount(16 << 20)
@@ -51,6 +55,7 @@ package enum ScenarioFile {
     package static func parse(_ bytes: [UInt8], source: String, defaultName: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         let document: Document
         do {
+            try JSONCheck.check(bytes)
             document = try JSONDecoder().decode(Document.self, from: Data(bytes))
         } catch let error as SimulationError {
             throw error.from(source)
