@@ -154,22 +154,8 @@ struct OutputFiles {
             guard errno == ENOENT else { throw OutputError(path: path, reason: Self.reason(errno)) }
             return
         }
-        if let kind = Self.kind(status.st_mode) {
+        if let kind = FileKind.irregular(status.st_mode) {
             throw OutputError(path: path, reason: "is \(kind); expected a regular file or a new one")
-        }
-    }
-
-    /// What a file of `mode` is, when it is not a regular file.
-    private static func kind(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "a directory"
-        case S_IFLNK: "a symbolic link"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
         }
     }
 
@@ -209,7 +195,7 @@ struct OutputFiles {
         if exists, status.st_mode & S_IFMT == S_IFDIR {
             throw BadInput("\(named) is a directory; expected the path of a file to write")
         }
-        if exists, let kind = kind(status.st_mode) {
+        if exists, let kind = FileKind.irregular(status.st_mode) {
             throw BadInput("\(named) is \(kind); expected a regular file or a new one")
         }
         let directory = directory(of: path)

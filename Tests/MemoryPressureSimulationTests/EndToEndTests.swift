@@ -362,6 +362,19 @@ struct EndToEndTests {
         #expect(run.standardOutput.split(separator: "\n").allSatisfy { printsSafelyOnATerminal(String($0)) })
     }
 
+    /// Issue 18, item 11: a FIFO named as the scenario, by path or by a bare name tried as a file,
+    /// is one line and exit 2 at once, not a wait for a writer.
+    @Test func aFIFOAsTheScenarioIsRefusedAtOnce() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(mkfifo(directory.appending(path: "trip").path, 0o644) == 0)
+        for reference in ["trip", "./trip", directory.appending(path: "trip").path] {
+            let run = try Tool.run(["run", "--scenario", reference, "--duration", "1s"], in: directory)
+            #expect(run.status == 2)
+            #expect(run.standardError == "mempressure: scenario file \(reference): is a FIFO; expected a regular file\n")
+        }
+    }
+
     @Test func theScenariosCommandListsTheBuiltIns() throws {
         let run = try Tool.run(["scenarios"])
         #expect(run.status == 0)

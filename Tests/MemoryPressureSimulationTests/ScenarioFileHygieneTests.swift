@@ -3,10 +3,12 @@ import MemoryPressure
 @testable import MemoryPressureSimulation
 import MemoryPressureTestKit
 import MemoryTestSupport
+import Synchronization
+import SystemPackage
 import Testing
 
 /// Issue 18, item 11: hostile scenario files. Each ends in a one-line error that says what is
-/// actually wrong and echoes what was given escaped and cut.
+/// actually wrong, echoes what was given escaped and cut, and never waits on what is not a file.
 struct ScenarioFileHygieneTests {
     /// The message `json` is rejected with, as `scenario file test.json` would be.
     private func message(_ json: String) -> String? {
@@ -111,5 +113,41 @@ struct ScenarioFileHygieneTests {
         } throws: { error in
             "\(error)" == "duration: \(cut) is not a duration; expected a number and a unit (ms, s, m, h), such as 20s"
         }
+    }
+
+    @Test func aFIFOADeviceAndADirectoryAreRefusedWithoutWaiting() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.path.appending("trip.json")
+        #expect(mkfifo(fifo.string, 0o644) == 0)
+        try directory.makeDirectory("folder.json")
+        let cases: [(FilePath, String)] = [
+            (fifo, "is a FIFO"), ("/dev/null", "is a character device"), (directory.path.appending("folder.json"), "is a directory"),
+        ]
+        for (path, kind) in cases {
+            #expect(loadWithoutHanging(path, fifo: fifo) == "scenario file \(path): \(kind); expected a regular file")
+        }
+    }
+
+    /// The error loading `path` gives. Opening a FIFO for reading waits for a writer: should the
+    /// load wait, a writer is opened after 30 s to release it, and the test fails.
+    private func loadWithoutHanging(_ path: FilePath, fifo: FilePath) -> String {
+        let outcome = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do throws(SimulationError) {
+                _ = try ScenarioFile.load(path, limits: eightGiBMachine)
+                outcome.withLock { $0 = "loaded" }
+            } catch {
+                outcome.withLock { $0 = error.code == .unreadableScenarioFile ? error.description : "\(error.code): \(error)" }
+            }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + 30) == .timedOut {
+            Issue.record("loading \(path) waited")
+            let writer = open(fifo.string, O_WRONLY | O_NONBLOCK)
+            done.wait()
+            if writer >= 0 { close(writer) }
+        }
+        return outcome.withLock { $0 } ?? "no outcome"
     }
 }

@@ -20,9 +20,9 @@ extension Scenario {
 }
 
 extension FilePath {
-    /// Whether a file at the path can be opened for reading.
+    /// Whether a file at the path can be opened for reading (without waiting, should it be a FIFO).
     fileprivate var isReadableFile: Bool {
-        guard let file = try? FileDescriptor.open(self, .readOnly, options: [.closeOnExec]) else { return false }
+        guard let file = try? FileDescriptor.open(self, .readOnly, options: [.closeOnExec, .nonBlocking]) else { return false }
         try? file.close()
         return true
     }
