@@ -55,7 +55,7 @@ extension ScenarioFile {
             switch peek() ?? 0 {
             case Self.ascii("{"): try object()
             case Self.ascii("["): try array()
-            case Self.ascii("\""): _ = try string(keeping: false)
+            case Self.ascii("\""): try string(keeping: false)
             case Self.ascii("-"), Self.ascii("0") ... Self.ascii("9"): try number()
             case Self.ascii("t"): try word("true")
             case Self.ascii("f"): try word("false")
@@ -73,7 +73,7 @@ extension ScenarioFile {
                 skipWhitespace()
                 guard peek() == Self.ascii("\"") else { throw unexpected("a key in double quotes") }
                 let offset = position
-                let key = try string(keeping: true) ?? ""
+                let key = try string(keeping: true)
                 if let first = keys[key] {
                     throw SimulationError(
                         source: nil, field: (path + [AnyKey(stringValue: key)]).field,
@@ -126,8 +126,9 @@ extension ScenarioFile {
             depth -= 1
         }
 
-        /// The string at `position` (its opening quote), decoded when `keeping`.
-        private mutating func string(keeping: Bool) throws(SimulationError) -> String? {
+        /// The string at `position` (its opening quote), decoded when `keeping` (else empty).
+        @discardableResult
+        private mutating func string(keeping: Bool) throws(SimulationError) -> String {
             position += 1
             var decoded: [UInt8] = []
             var run = position
@@ -136,7 +137,7 @@ extension ScenarioFile {
                 case Self.ascii("\""):
                     if keeping { decoded += bytes[run ..< position] }
                     position += 1
-                    return keeping ? String(decoding: decoded, as: UTF8.self) : nil
+                    return String(decoding: decoded, as: UTF8.self)
                 case Self.ascii("\\"):
                     if keeping { decoded += bytes[run ..< position] }
                     let scalar = try escape()
