@@ -234,9 +234,10 @@ extension MemoryPressureError {
 // MARK: - Units and identifiers
 
 extension MemoryPressureError {
-    /// `text`, meant to be a `quantity` (`size` or `duration`) of the `expected` form, is not.
-    static func unparsable(quantity: String, text: String, expected: String) -> Self {
-        Self(.unparsableValue, "\(quantity) \(text.debugDescription) is not valid; expected \(expected)")
+    /// `text`, meant to be a `quantity` (`size` or `duration`) of the `expected` form, is not:
+    /// `problem` says why. The text is echoed escaped and cut (``StringProtocol/echoed(limit:)``).
+    static func unparsable(quantity: String, text: String, problem: String = "is not valid", expected: String) -> Self {
+        Self(.unparsableValue, "\(quantity) \(text.echoed()) \(problem); expected \(expected)")
     }
 
     /// An app identifier that was rejected; `reason` says what is wrong: `is empty`, `contains a

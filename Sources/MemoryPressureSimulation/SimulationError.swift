@@ -1,3 +1,5 @@
+import MemoryPressure
+
 /// A scenario that cannot run, or a simulation that could not, in one line: where the problem is,
 /// what it is, and what is accepted.
 ///
@@ -5,6 +7,10 @@
 /// scenario file trip.json: apps[2].profile "camera" is not a known profile; expected one of photos, music, maps, browser, utility or a name under "profiles"
 /// --duration: "-5s" is negative; expected 1s to 1h
 /// ```
+///
+/// What the user gave is echoed escaped and cut (`echoed(limit:)`), and the whole line is
+/// ``escapedForTerminal(limit:)``, so no control or bidirectional character from a file or a
+/// command line reaches the terminal.
 ///
 /// Callers that act on the kind of problem compare ``code``; the message is for people.
 package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -57,6 +63,14 @@ package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertib
         self.message = (field.map { "\($0) " } ?? "") + "\(problem); expected \(expected)"
     }
 
+    /// An error in `field` of the scenario from `source` that MemoryPressure's parser has put in
+    /// words: the value given and what is accepted (`size "1.9" is not a whole number of bytes; expected …`).
+    init(source: String?, field: String? = nil, cause: MemoryPressureError) {
+        self.code = .invalidScenario
+        self.source = source
+        self.message = (field.map { "\($0) " } ?? "") + "\(cause)"
+    }
+
     /// The error with its source: a scenario file's field errors are thrown while it is decoded, and
     /// given the file's name once they reach ``ScenarioFile/parse(_:source:defaultName:limits:)``.
     func from(_ source: String) -> SimulationError {
@@ -66,7 +80,7 @@ package struct SimulationError: Error, Hashable, Sendable, CustomStringConvertib
     }
 
     package var description: String {
-        guard let source else { return message }
-        return "\(source): \(message)".split(whereSeparator: \.isNewline).joined(separator: " ")
+        let line = source.map { "\($0): \(message)" } ?? message
+        return line.split(whereSeparator: \.isNewline).joined(separator: " ").escapedForTerminal()
     }
 }

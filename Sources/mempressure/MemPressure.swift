@@ -1,4 +1,5 @@
 import ArgumentParser
+import MemoryPressure
 
 #if canImport(Glibc)
 import Glibc
@@ -38,12 +39,20 @@ struct MemPressure: AsyncParsableCommand {
         }
     }
 
+    /// Prints `message` as one line, escaped for the terminal and cut at ``longestErrorLine``
+    /// characters (the argument parser echoes a value given as it is), and exits with `status`.
     private static func fail(_ message: String, status: Int32 = 2) -> Never {
-        let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+        let line = message.split(whereSeparator: \.isNewline).joined(separator: " ").escapedForTerminal(limit: longestErrorLine)
         var standardError = StandardError()
         print("mempressure: \(line)", to: &standardError)
         Glibc.exit(status)
     }
+}
+
+extension MemPressure {
+    /// The longest error line printed, in characters; what the user gave is cut much shorter
+    /// (``StringProtocol/echoed(limit:)``) wherever the tool's own messages echo it.
+    static let longestErrorLine = 4096
 }
 
 /// Input the tool cannot run with: exit status 2, nothing written.

@@ -1,3 +1,4 @@
+import MemoryPressure
 import MemoryPressureSimulation
 
 #if canImport(FoundationEssentials)
@@ -20,6 +21,12 @@ import Musl
 /// in its target's directory and is created with `O_CREAT|O_EXCL|O_NOFOLLOW`, so nothing planted
 /// there beforehand is followed or overwritten.
 struct OutputFiles {
+    /// `path` as errors show it: quoted, escaped, and cut after 1024 characters
+    /// (``StringProtocol/echoed(limit:)``).
+    static func shown(_ path: String) -> String {
+        path.echoed(limit: 1024)
+    }
+
     let report: String?
     let timeline: String?
     let chart: String?
@@ -35,7 +42,7 @@ struct OutputFiles {
         for (option, path) in given {
             let identity = try Self.check(path, option: option)
             if let other = seen.first(where: { $0.identity.matches(identity) }) {
-                throw BadInput("\(other.option) \(other.path.debugDescription) and \(option) \(path.debugDescription) name one file; expected a different file for each")
+                throw BadInput("\(other.option) \(Self.shown(other.path)) and \(option) \(Self.shown(path)) name one file; expected a different file for each")
             }
             seen.append((option, path, identity))
         }
@@ -108,7 +115,7 @@ struct OutputFiles {
         let path: String
         let reason: String
 
-        var description: String { "cannot write \(path.debugDescription): \(reason)" }
+        var description: String { "cannot write \(OutputFiles.shown(path)): \(reason)" }
     }
 
     /// A new, empty file in the directory of `path`, named `.mempressure-` and 16 random hex
@@ -122,10 +129,10 @@ struct OutputFiles {
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o666)
             if descriptor >= 0 { return (temporary, descriptor) }
             guard errno == EEXIST else {
-                throw OutputError(path: path, reason: "cannot create a file in directory \(directory.debugDescription): \(Self.reason(errno))")
+                throw OutputError(path: path, reason: "cannot create a file in directory \(Self.shown(directory)): \(Self.reason(errno))")
             }
         }
-        throw OutputError(path: path, reason: "cannot create a temporary file in directory \(directory.debugDescription): every name tried exists")
+        throw OutputError(path: path, reason: "cannot create a temporary file in directory \(Self.shown(directory)): every name tried exists")
     }
 
     private static func writeAll(_ data: [UInt8], to descriptor: Int32, path: String) throws(OutputError) {
@@ -147,22 +154,8 @@ struct OutputFiles {
             guard errno == ENOENT else { throw OutputError(path: path, reason: Self.reason(errno)) }
             return
         }
-        if let kind = Self.kind(status.st_mode) {
+        if let kind = FileKind.irregular(status.st_mode) {
             throw OutputError(path: path, reason: "is \(kind); expected a regular file or a new one")
-        }
-    }
-
-    /// What a file of `mode` is, when it is not a regular file.
-    private static func kind(_ mode: mode_t) -> String? {
-        switch mode & S_IFMT {
-        case S_IFREG: nil
-        case S_IFDIR: "a directory"
-        case S_IFLNK: "a symbolic link"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFIFO: "a FIFO"
-        case S_IFSOCK: "a socket"
-        default: "not a regular file"
         }
     }
 
@@ -194,7 +187,7 @@ struct OutputFiles {
     /// Checks `path` as ``init(report:timeline:chart:)`` says, creating and removing a temporary
     /// file in its directory; its identity.
     private static func check(_ path: String, option: String) throws(BadInput) -> Identity {
-        let named = "\(option) \(path.debugDescription)"
+        let named = "\(option) \(Self.shown(path))"
         guard !path.isEmpty else { throw BadInput("\(option) is empty; expected the path of a file to write") }
         guard !path.hasSuffix("/") else { throw BadInput("\(named) ends in \"/\"; expected the path of a file to write") }
         var status = stat()
@@ -202,16 +195,16 @@ struct OutputFiles {
         if exists, status.st_mode & S_IFMT == S_IFDIR {
             throw BadInput("\(named) is a directory; expected the path of a file to write")
         }
-        if exists, let kind = kind(status.st_mode) {
+        if exists, let kind = FileKind.irregular(status.st_mode) {
             throw BadInput("\(named) is \(kind); expected a regular file or a new one")
         }
         let directory = directory(of: path)
         var directoryStatus = stat()
         guard stat(directory, &directoryStatus) == 0, directoryStatus.st_mode & S_IFMT == S_IFDIR else {
-            throw BadInput("\(named): directory \(directory.debugDescription) does not exist; expected a file in an existing directory")
+            throw BadInput("\(named): directory \(Self.shown(directory)) does not exist; expected a file in an existing directory")
         }
         guard access(directory, W_OK) == 0 else {
-            throw BadInput("\(named): directory \(directory.debugDescription) is not writable; expected a file in a writable directory")
+            throw BadInput("\(named): directory \(Self.shown(directory)) is not writable; expected a file in a writable directory")
         }
         let name = String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...])
         let limit = pathconf(directory, Int32(_PC_NAME_MAX))
@@ -229,7 +222,7 @@ struct OutputFiles {
             return .existing(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
         }
         guard let resolved = realpath(directory, nil) else {
-            throw BadInput("\(named): directory \(directory.debugDescription) cannot be resolved: \(reason(errno))")
+            throw BadInput("\(named): directory \(Self.shown(directory)) cannot be resolved: \(reason(errno))")
         }
         defer { free(resolved) }
         return .new(resolved: String(cString: resolved) + "/" + name)

@@ -67,7 +67,7 @@ struct ProgressDisplay: Sendable {
             (bar, true),
             ("\(ByteCount(progress.footprintBytes))/\(ByteCount(progress.budgetBytes))", false),
             (progress.level.description, true),
-            ("fg \(progress.foreground?.rawValue ?? "home")", false),
+            ("fg \(progress.foreground?.rawValue.escapedForTerminal() ?? "home")", false),
             ("warn \(progress.warnings) purge \(progress.purges) term \(progress.terminations) relaunch \(progress.relaunches)", false),
         ]
         var line = ""
@@ -92,7 +92,7 @@ struct ProgressDisplay: Sendable {
         let percent = Double(progress.footprintBytes) / Double(progress.budgetBytes) * 100
         return "\(seconds(progress.elapsed)) footprint \(ByteCount(progress.footprintBytes)) "
             + "(\(DecimalText.format(percent, places: 1))% of budget) level \(progress.level) "
-            + "foreground \(progress.foreground?.rawValue ?? "none") " + counts(progress)
+            + "foreground \(progress.foreground?.rawValue.escapedForTerminal() ?? "none") " + counts(progress)
     }
 
     private func counts(_ progress: SimulationProgress) -> String {

@@ -60,7 +60,7 @@ struct RunScenario: AsyncParsableCommand {
             let overrides = ScenarioOverrides(budget: budget, appCount: apps, duration: duration, seed: seed)
             let option = { (setting: ScenarioOverrides.Setting) in "--\(setting.rawValue)" }
             chosen = try overrides.apply(to: try Scenario.resolve(scenario, limits: limits, source: option(.scenario)), limits: limits, label: option)
-                .validated(source: "scenario \(scenario.debugDescription)", limits: limits)
+                .validated(source: "scenario \(scenario.echoed())", limits: limits)
         } catch {
             throw BadInput(error.description)
         }
@@ -73,7 +73,7 @@ struct RunScenario: AsyncParsableCommand {
         // and the run still finishes and writes its files. Every line is written at once.
         signal(SIGPIPE, SIG_IGN)
         var output = StandardOutput()
-        output.write("mempressure: scenario \(chosen.name) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
+        output.write("mempressure: scenario \(chosen.name.escapedForTerminal()) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
             + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")\n")
         let display = ProgressDisplay(live: !quiet && isatty(STDOUT_FILENO) != 0)
         Interruption.install()
@@ -86,7 +86,7 @@ struct RunScenario: AsyncParsableCommand {
         if !violations.isEmpty {
             var standardError = StandardError()
             print("mempressure: \(violations.count) invariant violations:", to: &standardError)
-            for violation in violations { print("  \(violation)", to: &standardError) }
+            for violation in violations { print("  \(violation.escapedForTerminal())", to: &standardError) }
             throw ExitCode(1)
         }
     }

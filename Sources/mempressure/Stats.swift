@@ -53,16 +53,16 @@ struct Stats: AsyncParsableCommand {
     private func samplingInterval() throws(ValidationError) -> Duration {
         let expected = "expected a duration of at least 1ms, such as 500ms, 2s or 1.5m"
         if interval.trimmingPrefix(while: \.isWhitespace).hasPrefix("-") {
-            throw ValidationError("--interval \(interval.debugDescription) is negative; \(expected)")
+            throw ValidationError("--interval \(interval.echoed()) is negative; \(expected)")
         }
         let duration: Duration
         do {
             duration = try DurationParser.parse(interval)
         } catch {
-            throw ValidationError("--interval \(interval.debugDescription) is not a duration; \(expected)")
+            throw ValidationError("--interval \(interval.echoed()) is not a duration; \(expected)")
         }
         guard duration >= Self.minimumInterval else {
-            throw ValidationError("--interval \(interval.debugDescription) is below the floor of 1ms; \(expected)")
+            throw ValidationError("--interval \(interval.echoed()) is below the floor of 1ms; \(expected)")
         }
         return duration
     }

@@ -5,6 +5,7 @@ import MemoryPressureSimulation
 struct SummaryTable {
     let report: SimulationReport
 
+    /// The summary, each line escaped for the terminal: app names and errors come from the scenario.
     var text: String {
         var rows: [(String, String)] = []
         let budget = report.budgetBytes
@@ -42,7 +43,7 @@ struct SummaryTable {
                 ]))
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines.map { $0.escapedForTerminal() }.joined(separator: "\n") + "\n"
     }
 
     /// `p50 …, p99 …, max … (count)`, or `none measured`.

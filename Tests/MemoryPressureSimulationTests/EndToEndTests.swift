@@ -40,12 +40,12 @@ struct EndToEndTests {
         """
 
     @Test func aShortScenarioRunsToAReportWithNoViolations() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenarioPath = directory.appending(path: "e2e.json")
         try Data(Self.scenarioFile.utf8).write(to: scenarioPath)
         let files = ["report.json", "timeline.csv", "chart.svg"].map { directory.appending(path: $0).path }
-        let run = try runTool([
+        let run = try Tool.run([
             "run", "--scenario", scenarioPath.path, "--report", files[0], "--timeline", files[1], "--chart", files[2], "--quiet",
         ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
@@ -105,10 +105,10 @@ struct EndToEndTests {
     /// budget. Heap admission and the ladder hold the footprint to the budget; the apps go without
     /// what was refused and break no promise.
     @Test func aStampedeIsHeldToTheBudget() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "report.json")
-        let run = try runTool(["run", "--scenario", "stampede", "--duration", "4s", "--report", file.path, "--quiet"])
+        let run = try Tool.run(["run", "--scenario", "stampede", "--duration", "4s", "--report", file.path, "--quiet"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.contains("refused allocations  "))
         #expect(run.standardOutput.contains("reaction  "))
@@ -136,6 +136,7 @@ struct EndToEndTests {
         (["run", "--scenario", "marathon"], "--scenario: \"marathon\" is neither a built-in scenario nor a file"),
         (["run", "--duration", "-5s"], "--duration: \"-5s\" is negative; expected 1s to 1h"),
         (["run", "--budget", "10MiB"], "--budget: 10 MiB is too small for scenario \"default\""),
+        (["run", "--budget", "1.9"], "--budget: size \"1.9\" is not a whole number of bytes; expected a whole number of bytes (optionally with B), or a number with a unit"),
         (["run", "--apps", "0"], "--apps: 0 apps is out of range; expected 1 to 64 apps"),
         (["run", "--scenario", "/nonexistent/trip.json"], "scenario file /nonexistent/trip.json: cannot be read"),
         (["run", "--chart", "/nonexistent/chart.svg"], "--chart \"/nonexistent/chart.svg\": directory \"/nonexistent\" does not exist"),
@@ -143,10 +144,10 @@ struct EndToEndTests {
         (["run", "--colour", "red"], "Unknown option '--colour'"),
     ])
     func badInputExitsWithStatusTwoInOneLineAndWritesNothing(_ arguments: [String], _ expected: String) throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let report = directory.appending(path: "report.json")
-        let run = try runTool(arguments + ["--report", report.path])
+        let run = try Tool.run(arguments + ["--report", report.path])
         #expect(run.status == 2)
         #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1)
@@ -158,7 +159,7 @@ struct EndToEndTests {
     /// output's file, or that cannot be created is one line and exit 2 before the run starts, and
     /// leaves what is there as it was. The device node needs root: skipped without it.
     @Test func hostileOutputPathsExitWithStatusTwoBeforeTheRun() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let base = directory.path
         #expect(mkfifo("\(base)/fifo", 0o644) == 0)
@@ -176,7 +177,7 @@ struct EndToEndTests {
             cases.append((["--report", "\(base)/null"], "--report \"\(base)/null\" is a character device; expected a regular file or a new one"))
         }
         for (arguments, expected) in cases {
-            let run = try runTool(["run", "--duration", "1s", "--quiet"] + arguments)
+            let run = try Tool.run(["run", "--duration", "1s", "--quiet"] + arguments)
             #expect(run.status == 2, "\(arguments)")
             #expect(run.standardError.hasPrefix("mempressure: ") && run.standardError.contains(expected), "stderr: \(run.standardError)")
             #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty, "\(arguments)")
@@ -194,14 +195,14 @@ struct EndToEndTests {
     /// Issue 18, item 9: progress to a pipe arrives a line at a time while the run goes on, and
     /// when the reader goes away the run still finishes, writes its report and exits 0.
     @Test func progressToAPipeIsFlushedPerLineAndAClosedReaderDoesNotStopTheRun() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let report = directory.appending(path: "report.json")
         let process = Process()
         // As from a shell: SIGPIPE at its default action (this test process may ignore it, and an
         // ignored signal stays ignored across exec).
         process.executableURL = URL(filePath: "/usr/bin/env")
-        process.arguments = ["--default-signal=PIPE", try Self.executable().path, "run", "--scenario", "quick", "--duration", "4s", "--quiet", "--report", report.path]
+        process.arguments = ["--default-signal=PIPE", try Tool.executable().path, "run", "--scenario", "quick", "--duration", "4s", "--quiet", "--report", report.path]
         let output = Pipe()
         let error = Pipe()
         process.standardOutput = output
@@ -229,7 +230,8 @@ struct EndToEndTests {
     /// Issue 18, item 10: bad `stats --watch` input is exit 2 and one accurate line, before any
     /// sample is taken; intervals below the documented floor of 1 ms are refused.
     @Test(arguments: [
-        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a number"#),
+        (["--budget", "plenty"], #"--budget: memory budget: size "plenty" is not valid; expected a whole number of bytes"#),
+        (["--budget", "1.9"], #"--budget: memory budget: size "1.9" is not a whole number of bytes; expected a whole number of bytes"#),
         (["--budget", "-1GiB"], "--budget: memory budget of -1073741824 bytes is not positive"),
         (["--interval", "-1s"], #"--interval "-1s" is negative; expected a duration of at least 1ms"#),
         (["--count", "-1"], "--count -1 is not positive; expected 1 or more samples"),
@@ -238,7 +240,7 @@ struct EndToEndTests {
         (["--interval", "soon"], #"--interval "soon" is not a duration; expected a duration of at least 1ms"#),
     ])
     func badWatchInputExitsWithStatusTwoInOneAccurateLine(_ arguments: [String], _ expected: String) throws {
-        let run = try runTool(["stats", "--watch", "--count", "1"] + arguments)
+        let run = try Tool.run(["stats", "--watch", "--count", "1"] + arguments)
         #expect(run.status == 2)
         #expect(run.standardError.hasPrefix("mempressure: " + expected), "stderr: \(run.standardError)")
         #expect(!run.standardError.contains("Missing value"))
@@ -246,7 +248,7 @@ struct EndToEndTests {
     }
 
     @Test func watchingAtTheFloorIntervalTakesTheSamplesAsked() throws {
-        let run = try runTool(["stats", "--watch", "--interval", "1ms", "--count", "3"])
+        let run = try Tool.run(["stats", "--watch", "--interval", "1ms", "--count", "3"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.split(separator: "\n").filter { $0.contains(" footprint ") }.count == 3)
     }
@@ -255,7 +257,7 @@ struct EndToEndTests {
     /// writes no output and exits with 128 + the signal's number, in one line.
     @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
     func aSignalStopsTheRunRemovesItsStateAndWritesNothing(_ signal: Int32) throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try startInterruptibleRun(in: directory)
         #expect(try FileManager.default.contentsOfDirectory(atPath: run.temporary.path).count == 1, "the run's state directory exists")
@@ -278,7 +280,7 @@ struct EndToEndTests {
         "ThreadSanitizer defers asynchronous signals to its next safe point, so the second handler can run after the orderly stop has finished; the plain test run checks this"
     ))
     func aSecondSignalExitsAtOnce() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try startInterruptibleRun(in: directory)
         #expect(kill(run.process.processIdentifier, SIGINT) == 0 && kill(run.process.processIdentifier, SIGTERM) == 0)
@@ -296,7 +298,7 @@ struct EndToEndTests {
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         let report = directory.appending(path: "report.json")
         let process = Process()
-        process.executableURL = try Self.executable()
+        process.executableURL = try Tool.executable()
         process.arguments = ["run", "--scenario", "quick", "--duration", "30s", "--quiet", "--report", report.path]
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = temporary.path
@@ -317,71 +319,67 @@ struct EndToEndTests {
     }
 
     @Test func aMalformedScenarioFileExitsWithStatusTwo() throws {
-        let directory = try temporaryDirectory()
+        let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appending(path: "broken.json")
         try Data(#"{ "budget": "768MiB", "apps": ["photos"], "events": [{ "at": "1s", "kind": "dance" }] }"#.utf8).write(to: file)
-        let run = try runTool(["run", "--scenario", file.path])
+        let run = try Tool.run(["run", "--scenario", file.path])
         #expect(run.status == 2)
         #expect(run.standardError == "mempressure: scenario file \(file.path): events[0].kind \"dance\" is not a kind of event; expected one of open, home, interruption, backgroundLaunch, spike\n")
     }
 
+    /// Issue 18, item 11: names, keys and arguments with escape sequences and bidirectional
+    /// characters are printed escaped, in errors and in what a run prints (its first line, its
+    /// progress and its summary); a 100 kB argument (near the kernel's limit for one) is echoed cut.
+    @Test func whatTheToolPrintsFromItsInputIsEscapedAndCut() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let badKey = directory.appending(path: "key.json")
+        try Data(#"{ "budget": "768MiB", "apps": ["photos"], "\u001b[2J\u202e": 1 }"#.utf8).write(to: badKey)
+        let named = directory.appending(path: "named.json")
+        try Data(#"""
+            { "name": "\u001b]0;title\u0007\u202ered", "budget": "256MiB", "duration": "1s",
+              "apps": [{ "name": "\u2067app\u2069\u200f", "profile": "utility" }] }
+            """#.utf8).write(to: named)
+        let failures = [
+            (["run", "--scenario", badKey.path], #"\u{1B}[2J\u{202E} is not a known key"#),
+            (["run", "--apps", "1\u{1B}[31m"], #"The value '1\u{1B}[31m' is invalid for '--apps <apps>'"#),
+            (["run", "--colour\u{202E}"], #"Unknown option '--colour\u{202E}'"#),
+            (["run", "--budget", String(repeating: "9", count: 100_000) + "x"], "\"… (100001 bytes) is not valid"),
+            (["stats", "--watch", "--interval", "\u{1B}[5m1s"], #"--interval "\u{1B}[5m1s" is not a duration"#),
+        ]
+        for (arguments, expected) in failures {
+            let run = try Tool.run(arguments)
+            #expect(run.status == 2)
+            #expect(run.standardError.contains(expected), "stderr: \(run.standardError.prefix(300).debugDescription)")
+            #expect(run.standardError.utf8.count < 1000 && run.standardError.split(separator: "\n").count == 1)
+            #expect(printsSafelyOnATerminal(String(run.standardError.dropLast())), "stderr: \(run.standardError.prefix(300).debugDescription)")
+        }
+        let run = try Tool.run(["run", "--scenario", named.path, "--quiet"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.hasPrefix(#"mempressure: scenario \u{1B}]0;title\u{7}\u{202E}red (1 apps"#))
+        #expect(run.standardOutput.contains(#"foreground \u{2067}app\u{2069}\u{200F} "#), "progress names the app escaped")
+        #expect(run.standardOutput.split(separator: "\n").allSatisfy { printsSafelyOnATerminal(String($0)) })
+    }
+
+    /// Issue 18, item 11: a FIFO named as the scenario, by path or by a bare name tried as a file,
+    /// is one line and exit 2 at once, not a wait for a writer.
+    @Test func aFIFOAsTheScenarioIsRefusedAtOnce() throws {
+        let directory = try Tool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(mkfifo(directory.appending(path: "trip").path, 0o644) == 0)
+        for reference in ["trip", "./trip", directory.appending(path: "trip").path] {
+            let run = try Tool.run(["run", "--scenario", reference, "--duration", "1s"], in: directory)
+            #expect(run.status == 2)
+            #expect(run.standardError == "mempressure: scenario file \(reference): is a FIFO; expected a regular file\n")
+        }
+    }
+
     @Test func theScenariosCommandListsTheBuiltIns() throws {
-        let run = try runTool(["scenarios"])
+        let run = try Tool.run(["scenarios"])
         #expect(run.status == 0)
         for scenario in Scenario.builtIn {
             #expect(run.standardOutput.contains("\(scenario.name)  "))
         }
-    }
-
-    // MARK: Running the tool
-
-    struct Run {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
-    /// Runs the `mempressure` built beside this test bundle with `arguments`.
-    func runTool(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = try Self.executable()
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData, as: UTF8.self)
-        )
-    }
-
-    /// `mempressure` in the build directory this test runs from.
-    static func executable() throws -> URL {
-        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        var directory = testBinary.deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appending(path: "mempressure")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw ToolNotBuilt(testBinary: testBinary.path)
-    }
-
-    struct ToolNotBuilt: Error, CustomStringConvertible {
-        let testBinary: String
-        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
-    }
-
-    func temporaryDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appending(path: "mempressure-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        return directory
     }
 }

@@ -89,7 +89,7 @@ struct ScenarioFileTests {
         (#"{ "apps": ["photos"] }"#, "budget is missing; expected a size"),
         (#"{ "budget": "768MiB" }"#, "apps is missing; expected an array of apps"),
         (#"{ "budget": "768MiB", "apps": ["photos"], "colour": "red" }"#, "colour is not a known key; expected one of"),
-        (#"{ "budget": "lots", "apps": ["photos"] }"#, #"budget "lots" is not a size; expected a number and a unit"#),
+        (#"{ "budget": "lots", "apps": ["photos"] }"#, #"budget size "lots" is not valid; expected a whole number of bytes (optionally with B), or a number with a unit"#),
         (#"{ "budget": -5, "apps": ["photos"] }"#, "budget -5 is negative"),
         (#"{ "budget": "20MiB", "apps": ["photos"] }"#, "budget 20 MiB is too small for scenario \"test\""),
         (#"{ "budget": "64GiB", "apps": ["photos"] }"#, "budget 64 GiB exceeds the machine's physical memory of 8 GiB; expected"),

@@ -6,9 +6,21 @@ struct ByteCountParsingTests {
         ("512MiB", 512 << 20), ("2GiB", 2 << 30), ("1.5G", 3 << 29), ("800000000", 800_000_000),
         ("64k", 64 << 10), ("4 KiB", 4096), ("1MB", 1_000_000), ("2gb", 2_000_000_000), ("17B", 17),
         ("  3T ", 3 << 40), ("0.5KiB", 512), ("-1GiB", -(1 << 30)), ("0.1284MB", 128_400),
+        ("2.0", 2), ("7.000B", 7), ("1.9MiB", 1_992_294),
     ])
     func parsesSizes(_ text: String, _ bytes: Int) throws {
         #expect(try ByteCount(parsing: text).bytes == bytes)
+    }
+
+    /// Issue 18, item 11: `--budget 1.9` was read as 1 byte. A fraction of a byte is most likely a
+    /// unit left out, so it is refused; a fraction of a larger unit is rounded down to whole bytes.
+    @Test(arguments: ["1.9", "1.5B", "-0.5", "0.001 b"])
+    func refusesAFractionOfAByte(_ text: String) {
+        let error = #expect(throws: MemoryPressureError.self) {
+            _ = try ByteCount(parsing: text)
+        }
+        #expect(error?.code == .unparsableValue)
+        #expect(error?.description == "size \(text.debugDescription) is not a whole number of bytes; expected \(ByteCount.parsingForm)")
     }
 
     @Test(arguments: ["", "abc", "GiB", "12XB", "1.2.3G", "1.G", ".5G", "1e9", "99999999999T", "--1", "5 5"])

@@ -54,8 +54,8 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     /// an optional unit, `K`, `M`, `G`, `T` or `KiB`, `MiB`, `GiB`, `TiB` for powers of 1024 and
     /// `KB`, `MB`, `GB`, `TB` for powers of 1000.
     ///
-    /// Units are case-insensitive and may be separated from the number by a space; a fraction is
-    /// rounded down to whole bytes.
+    /// Units are case-insensitive and may be separated from the number by a space; a fraction of a
+    /// unit is rounded down to whole bytes, and a fraction of a byte (`1.9`) is an error.
     ///
     /// - Parameters:
     ///   - text: The size.

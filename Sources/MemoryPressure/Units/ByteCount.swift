@@ -32,15 +32,16 @@ package struct ByteCount: Hashable, Comparable, Sendable, CustomStringConvertibl
 
 extension ByteCount {
     /// The accepted form, as error messages state it.
-    static let parsingForm = "a number with an optional unit B, K/KiB, M/MiB, G/GiB, T/TiB (powers of 1024) "
-        + "or KB, MB, GB, TB (powers of 1000), such as 512MiB, 2GiB, 1.5G or 800000000"
+    static let parsingForm = "a whole number of bytes (optionally with B), or a number with a unit K/KiB, M/MiB, "
+        + "G/GiB, T/TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), such as 512MiB, 2GiB, 1.5G or 800000000"
 
     /// Parses a size such as `512MiB`, `2GiB`, `1.5G`, `64k` or `800000000`.
     ///
     /// `K`, `M`, `G`, `T` and `KiB`, `MiB`, `GiB`, `TiB` are powers of 1024 (as in systemd and the
     /// cgroup tools); `KB`, `MB`, `GB`, `TB` are powers of 1000. Units are case-insensitive and may be
-    /// separated from the number by a space. A fraction is rounded down to whole bytes, exactly. A leading
-    /// `-` is accepted so that callers can reject negative sizes with their own message.
+    /// separated from the number by a space. A fraction of a unit is rounded down to whole bytes,
+    /// exactly; a fraction of a byte (`1.9`, `1.9B`) is an error, since it is most likely a unit left
+    /// out. A leading `-` is accepted so that callers can reject negative sizes with their own message.
     package init(parsing text: String) throws(MemoryPressureError) {
         let failure = MemoryPressureError.unparsable(quantity: "size", text: text, expected: Self.parsingForm)
         var rest = Substring(text).trimmingPrefixAndSuffixWhitespace()
@@ -51,6 +52,10 @@ extension ByteCount {
         guard let scale = Self.scale(ofUnit: unit.lowercased()),
               let magnitude = Self.bytes(number, scale: scale)
         else { throw failure }
+        let fraction = number.drop { $0 != "." }.dropFirst()
+        if scale == 1, fraction.contains(where: { $0 != "0" }) {
+            throw .unparsable(quantity: "size", text: text, problem: "is not a whole number of bytes", expected: Self.parsingForm)
+        }
         self.init(negative ? -magnitude : magnitude)
     }
 

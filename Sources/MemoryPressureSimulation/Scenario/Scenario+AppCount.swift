@@ -51,7 +51,7 @@ extension Scenario {
             return candidate
         }
         throw SimulationError(
-            source: source, problem: "no free name for copy \(copy) of app \(name.rawValue.debugDescription)",
+            source: source, problem: "no free name for copy \(copy) of app \(name.rawValue.echoed())",
             expected: "app names that leave room for copies"
         )
     }
@@ -59,7 +59,7 @@ extension Scenario {
     private func leftOut(_ app: AppIdentifier, count: Int, source: String) -> SimulationError {
         let needed = (apps.firstIndex { $0.name == app } ?? apps.count - 1) + 1
         return SimulationError(
-            source: source, problem: "\(count) leaves out app \(app.rawValue.debugDescription), which the events of scenario \(name.debugDescription) use",
+            source: source, problem: "\(count) leaves out app \(app.rawValue.echoed()), which the events of scenario \(name.echoed()) use",
             expected: "\(needed) to \(ScenarioLimits.appCount.upperBound) apps"
         )
     }

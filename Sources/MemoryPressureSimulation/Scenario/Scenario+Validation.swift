@@ -7,14 +7,14 @@ extension Scenario {
     /// machine (`limits`). Throws the first problem, naming its field as a path into a scenario file.
     package func validated(source: String, limits: MemoryLimits) throws(SimulationError) -> Scenario {
         guard !name.isEmpty, name.count <= 64, !name.contains(where: \.isNewline) else {
-            throw SimulationError(source: source, field: "name", problem: "\(name.debugDescription) is not a usable name", expected: "1 to 64 characters on one line")
+            throw SimulationError(source: source, field: "name", problem: "\(name.echoed()) is not a usable name", expected: "1 to 64 characters on one line")
         }
         try ScenarioLimits.check(duration, in: ScenarioLimits.duration, "duration", source: source)
         try checkAppCount(apps.count, field: "apps", source: source)
         var seen: Set<AppIdentifier> = []
         for (index, app) in apps.enumerated() where !seen.insert(app.name).inserted {
             throw SimulationError(
-                source: source, field: "apps[\(index)].name", problem: "\(app.name.rawValue.debugDescription) is used twice",
+                source: source, field: "apps[\(index)].name", problem: "\(app.name.rawValue.echoed()) is used twice",
                 expected: "a different name for each app"
             )
         }
@@ -47,7 +47,7 @@ extension Scenario {
         guard bytes >= minimum else {
             throw SimulationError(
                 source: source, field: field,
-                problem: "\(ByteCount(bytes)) is too small for scenario \(name.debugDescription) (its largest app holds up to "
+                problem: "\(ByteCount(bytes)) is too small for scenario \(name.echoed()) (its largest app holds up to "
                     + "\(ByteCount(apps.map(\.profile.unpurgeableBytes).max() ?? 0)) that only termination returns)",
                 expected: "at least \(ByteCount(minimum))"
             )
@@ -119,8 +119,8 @@ extension ScenarioEvent {
         case .open(let app), .backgroundLaunch(let app, _):
             guard apps.contains(app) else {
                 throw SimulationError(
-                    source: source, field: "\(field).app", problem: "\(app.rawValue.debugDescription) is not an app of the scenario",
-                    expected: "one of \(apps.sorted().map(\.rawValue).joined(separator: ", "))"
+                    source: source, field: "\(field).app", problem: "\(app.rawValue.echoed()) is not an app of the scenario",
+                    expected: "one of \(Self.listed(apps.sorted().map(\.rawValue)))"
                 )
             }
             if case .backgroundLaunch(_, let work) = action {
@@ -134,5 +134,12 @@ extension ScenarioEvent {
             try Limits.check(bytes: bytes, in: Limits.spikeBytes, "\(field).size", source: source)
             try Limits.check(hold, in: Limits.span, "\(field).hold", source: source)
         }
+    }
+
+    /// `names` for a message: the first 8, each escaped and cut to 40 characters, then how many
+    /// more there are.
+    private static func listed(_ names: [String]) -> String {
+        let shown = names.prefix(8).map { $0.escapedForTerminal(limit: 40) }.joined(separator: ", ")
+        return names.count > 8 ? "\(shown) and \(names.count - 8) more" : shown
     }
 }

@@ -1,12 +1,12 @@
 /// What a scenario file's models share: errors that name the field by its path and say what the
 /// value given is, and objects that reject the keys they do not know.
 extension ScenarioFile {
-    /// Any key of a JSON object.
+    /// Any key of a JSON object, or an index into an array.
     struct AnyKey: CodingKey {
         let stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
+        let intValue: Int?
+        init(stringValue: String) { (self.stringValue, intValue) = (stringValue, nil) }
+        init(intValue: Int) { (stringValue, self.intValue) = ("\(intValue)", intValue) }
     }
 
     /// What a JSON value is, for messages: `the number 7`, `the string "x"`, `an array`.
@@ -22,7 +22,7 @@ extension ScenarioFile {
                 else if let number = try? value.decode(UInt64.self) { "the number \(number)" }
                 else if let number = try? value.decode(Int64.self) { "the number \(number)" }
                 else if let number = try? value.decode(Double.self) { "the number \(number)" }
-                else { "the string \(try value.decode(String.self).debugDescription)" }
+                else { "the string \(try value.decode(String.self).echoed())" }
         }
     }
 }
@@ -30,14 +30,22 @@ extension ScenarioFile {
 extension SimulationError {
     /// An error in the field of a scenario file at `path`; ``from(_:)`` gives it the file.
     static func at(_ path: [any CodingKey], _ problem: String, expected: String) -> SimulationError {
-        SimulationError(source: nil, field: path.isEmpty ? nil : path.field, problem: problem, expected: expected)
+        SimulationError(source: nil, field: path.nonEmptyField, problem: problem, expected: expected)
     }
 }
 
 extension [any CodingKey] {
-    /// The path as errors name a field: `apps[2].profile`.
+    /// The path as errors name a field: `apps[2].profile`. Each key is escaped and cut to 40
+    /// characters (``escapedForTerminal(limit:)``).
     var field: String {
-        reduce(into: "") { path, key in path += key.intValue.map { "[\($0)]" } ?? (path.isEmpty ? "" : ".") + key.stringValue }
+        reduce(into: "") { path, key in
+            path += key.intValue.map { "[\($0)]" } ?? (path.isEmpty ? "" : ".") + key.stringValue.escapedForTerminal(limit: 40)
+        }
+    }
+
+    /// ``field``, or nil for the file's top level.
+    var nonEmptyField: String? {
+        isEmpty ? nil : field
     }
 }
 
@@ -84,7 +92,7 @@ extension KeyedDecodingContainer {
     func choice<Choice: RawRepresentable<String> & CaseIterable>(_ key: Key, _ noun: String, expected: String) throws -> Choice? {
         guard let name: String = try field(key, expected: expected) else { return nil }
         guard let choice = Choice(rawValue: name) else {
-            throw SimulationError.at(codingPath + [key], "\(name.debugDescription) is not \(noun)", expected: "one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw SimulationError.at(codingPath + [key], "\(name.echoed()) is not \(noun)", expected: "one of \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         return choice
     }

@@ -23,7 +23,7 @@ extension ScenarioFile {
             let apps = try fields.required(entries, .apps, expected: "an array of apps").map { entry in
                 guard let profile = AppProfile.builtIn[entry.profile] ?? profiles[entry.profile] else {
                     throw SimulationError.at(
-                        entry.profilePath, "\(entry.profile.debugDescription) is not a known profile",
+                        entry.profilePath, "\(entry.profile.echoed()) is not a known profile",
                         expected: "one of \(AppProfile.builtInNames.joined(separator: ", ")) or a name under \"profiles\""
                     )
                 }
@@ -72,7 +72,7 @@ extension AppIdentifier {
             try self.init(name)
         } catch {
             throw SimulationError.at(
-                path, "\(name.debugDescription) is not a usable app name", expected: "1 to 255 bytes without '/', '\\' or control characters, not '.' or '..'"
+                path, "\(name.echoed()) is not a usable app name", expected: "1 to 255 bytes without '/', '\\' or control characters, not '.' or '..'"
             )
         }
     }

@@ -22,10 +22,13 @@ extension ScenarioFile {
                 guard bytes >= 0 else { throw negative("\(bytes)") }
                 value = bytes
             } else if let text = try? single.decode(String.self) {
-                guard let bytes = try? ByteCount(parsing: text).bytes else {
-                    throw SimulationError.at(decoder.codingPath, "\(text.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
+                let bytes: Int
+                do {
+                    bytes = try ByteCount(parsing: text).bytes
+                } catch {
+                    throw SimulationError(source: nil, field: decoder.codingPath.nonEmptyField, cause: error)
                 }
-                guard bytes >= 0 else { throw negative(text.debugDescription) }
+                guard bytes >= 0 else { throw negative(text.echoed()) }
                 value = bytes
             } else {
                 throw try decoder.mismatch(expected: "a size such as \"64MiB\" or a whole number of bytes")

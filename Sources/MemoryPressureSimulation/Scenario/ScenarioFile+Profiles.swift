@@ -36,7 +36,7 @@ extension ScenarioFile {
             let baseName: String? = try fields.field(.base, expected: "the name of a built-in profile")
             guard let baseName, var profile = AppProfile.builtIn[baseName] else {
                 throw SimulationError.at(
-                    fields.codingPath + [Keys.base], baseName.map { "\($0.debugDescription) is not a built-in profile" } ?? "is missing",
+                    fields.codingPath + [Keys.base], baseName.map { "\($0.echoed()) is not a built-in profile" } ?? "is missing",
                     expected: "one of \(AppProfile.builtInNames.joined(separator: ", "))"
                 )
             }

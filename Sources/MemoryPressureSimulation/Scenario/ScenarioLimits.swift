@@ -27,9 +27,6 @@ package enum ScenarioLimits {
     /// A weight of the random process.
     package static let weight: ClosedRange<Double> = 0 ... 1_000_000
 
-    /// The accepted form of a size, as errors state it.
-    static let sizeForm = "a number and a unit (B, KiB, MiB, GiB, or KB, MB, GB), such as 768MiB or 1GiB"
-
     /// Throws unless `value` is in `range`.
     static func check<Value: Comparable>(
         _ value: Value, in range: ClosedRange<Value>, _ field: String, source: String,

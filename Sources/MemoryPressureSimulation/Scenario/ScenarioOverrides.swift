@@ -47,7 +47,7 @@ package struct ScenarioOverrides: Hashable, Sendable {
             do {
                 bytes = try ByteCount(parsing: budget).bytes
             } catch {
-                throw SimulationError(source: label(.budget), problem: "\(budget.debugDescription) is not a size", expected: ScenarioLimits.sizeForm)
+                throw SimulationError(source: label(.budget), cause: error)
             }
             try scenario.checkBudget(bytes, field: nil, source: label(.budget), limits: limits)
             scenario.budgetBytes = bytes
@@ -63,12 +63,12 @@ package struct ScenarioOverrides: Hashable, Sendable {
     static func parseDuration(_ text: String, source: String?, field: String? = nil) throws(SimulationError) -> Duration {
         let range = ScenarioLimits.duration
         if text.drop(while: \.isWhitespace).hasPrefix("-") {
-            throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is negative", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
+            throw SimulationError(source: source, field: field, problem: "\(text.echoed()) is negative", expected: "\(range.lowerBound.text) to \(range.upperBound.text)")
         }
         do {
             return try DurationParser.parse(text)
         } catch {
-            throw SimulationError(source: source, field: field, problem: "\(text.debugDescription) is not a duration", expected: "a number and a unit (ms, s, m, h), such as 20s")
+            throw SimulationError(source: source, field: field, problem: "\(text.echoed()) is not a duration", expected: "a number and a unit (ms, s, m, h), such as 20s")
         }
     }
 }
