@@ -40,6 +40,8 @@ package final class ArenaPool: Sendable {
     /// The pool's slots.
     package let slots: [Slot]
     private let handedOut = Atomic<Int>(0)
+    /// `PoolThreadCaches.key`, read once.
+    private let cacheKey = PoolThreadCaches.key
 
     /// Makes up to `capacity` arenas; fewer when jemalloc runs out of arena indices, as long as at
     /// least one can be made.
@@ -64,7 +66,7 @@ package final class ArenaPool: Sendable {
     /// thread's cache for it; nil when jemalloc cannot.
     @inline(__always)
     package func allocate(byteCount: Int, alignment: Int, zeroed: Bool, in slot: Slot) -> UnsafeMutableRawPointer? {
-        let flags = PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment)
+        let flags = PoolThreadCaches.flags(key: cacheKey, slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment)
         return mallocx(byteCount, zeroed ? flags | cjemalloc_mallocx_zero() : flags)
     }
 
@@ -72,7 +74,7 @@ package final class ArenaPool: Sendable {
     /// byte count and alignment, into the calling thread's cache for the slot.
     @inline(__always)
     package func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int, in slot: Slot) {
-        sdallocx(pointer, byteCount, PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment))
+        sdallocx(pointer, byteCount, PoolThreadCaches.flags(key: cacheKey, slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment))
     }
 
     /// Returns every free page of `slot`'s arena to the operating system now.

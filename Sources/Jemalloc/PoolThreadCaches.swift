@@ -25,8 +25,9 @@ enum PoolThreadCaches {
         var cache: Int32
     }
 
-    /// The thread's entries, `ArenaPool.maximumCapacity` of them, freed with the thread.
-    private static let key: pthread_key_t = {
+    /// The key of the thread's entries, `ArenaPool.maximumCapacity` of them, freed with the
+    /// thread. A pool copies it, so that the allocation path reads no lazily made global.
+    static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { entries in
             guard let entries else { return }
@@ -37,15 +38,16 @@ enum PoolThreadCaches {
     }()
 
     /// The flags that allocate in `arena`, the arena of pool slot `slot`, through the calling
-    /// thread's cache for it: made on first use.
+    /// thread's cache for it, found under `key` (``key``): made on first use.
     @inline(__always)
-    static func flags(slot: Int, arena: Arena) -> Int32 {
+    static func flags(key: pthread_key_t, slot: Int, arena: Arena) -> Int32 {
         let entries = pthread_getspecific(key)?.assumingMemoryBound(to: Entry.self) ?? makeEntries()
         let flags = entries[slot].flags
         if flags != 0 { return flags }
         return makeCache(in: &entries[slot], arena: arena)
     }
 
+    @inline(never)
     private static func makeEntries() -> UnsafeMutablePointer<Entry> {
         let entries = UnsafeMutablePointer<Entry>.allocate(capacity: ArenaPool.maximumCapacity)
         entries.initialize(repeating: Entry(flags: 0, cache: -1), count: ArenaPool.maximumCapacity)
@@ -53,6 +55,7 @@ enum PoolThreadCaches {
         return entries
     }
 
+    @inline(never)
     private static func makeCache(in entry: inout Entry, arena: Arena) -> Int32 {
         let arenaFlags = cjemalloc_mallocx_arena(arena.index)
         if let cache = try? MallctlKey<UInt32>("tcache.create").read() {

@@ -60,6 +60,9 @@ public final class AppHeap: Sendable {
     private let hardLimit = Atomic<Int>(.max)
     /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
     private let account: FootprintAccount?
+    /// `account`, unretained: the allocation path reaches it without a retain and release, while
+    /// `account` keeps it alive.
+    private let accountReference: Unmanaged<FootprintAccount>?
 
     /// Allocations at least this large have their pages faulted in as they are made, so that the
     /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
@@ -81,6 +84,7 @@ public final class AppHeap: Sendable {
     init(app: AppIdentifier, account: FootprintAccount?, policy: HeapArenaPolicy = .standard) throws(JemallocError) {
         self.app = app
         self.account = account
+        accountReference = account.map { .passUnretained($0) }
         self.policy = policy
         pool = try ArenaPool.shared.get()
         slot = pool.nextSlot()
@@ -160,15 +164,21 @@ public final class AppHeap: Sendable {
             remove(byteCount)
             throw .heapClosed(app)
         }
-        guard let account else { return heapBytes }
-        do {
-            try account.admit(
-                byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
-                faultedInLater: byteCount >= Self.prefaultThreshold
-            )
-        } catch {
+        guard let accountReference else { return heapBytes }
+        let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
+            do throws(MemoryPressureError) {
+                try account.admit(
+                    byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
+                    faultedInLater: byteCount >= Self.prefaultThreshold
+                )
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let refusal {
             remove(byteCount)
-            throw error
+            throw refusal
         }
         return heapBytes
     }
@@ -210,7 +220,7 @@ public final class AppHeap: Sendable {
         } else {
             pool.deallocate(base, byteCount: byteCount, alignment: Self.alignment, in: slot)
         }
-        account?.release(byteCount)
+        accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
         remove(byteCount)
     }
 
