@@ -59,6 +59,7 @@ let package = Package(
         suite("PurgeLatency", [testKit]),
         suite("Termination", [testKit]),
         suite("Reaction", [testKit]),
+        suite("Heaps"),
     ],
     swiftLanguageModes: [.v6]
 )

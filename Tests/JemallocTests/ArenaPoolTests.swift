@@ -5,6 +5,35 @@ import Jemalloc
 import MemoryTestSupport
 import Testing
 
+/// Small objects allocated and freed in a pool slot on a thread of their own; read after the
+/// thread is joined.
+private final class KeptObjectsWork: @unchecked Sendable {
+    let pool: ArenaPool
+    let slot: ArenaPool.Slot
+    /// Whether the object freed last was handed out again, zeroed as asked.
+    var reused = false
+    /// The slot arena's small bytes while the thread kept its freed objects.
+    var keptBytes = 0
+
+    init(pool: ArenaPool, slot: ArenaPool.Slot) {
+        self.pool = pool
+        self.slot = slot
+    }
+
+    func run() {
+        let objects = (0..<8).map { _ in pool.allocate(byteCount: 200, alignment: 16, zeroed: false, in: slot)! }
+        for object in objects {
+            memset(object, 0xA5, 200)
+            pool.deallocate(object, byteCount: 200, alignment: 16, in: slot)
+        }
+        let again = pool.allocate(byteCount: 193, alignment: 16, zeroed: true, in: slot)!
+        reused = again == objects.last! && UnsafeRawBufferPointer(start: again, count: 193).allSatisfy { $0 == 0 }
+        pool.deallocate(again, byteCount: 193, alignment: 16, in: slot)
+        try! Jemalloc.advanceEpoch()
+        keptBytes = try! slot.arena.statistics().smallAllocated
+    }
+}
+
 /// The process's shared arena pool, against the real allocator.
 @Suite(.serialized, .exclusiveMemoryUse)
 struct ArenaPoolTests {
@@ -38,6 +67,27 @@ struct ArenaPoolTests {
         let after = try slot.arena.statistics()
         #expect(after.largeAllocated == before.largeAllocated)
         #expect(after.dirtyPages == 0)
+    }
+
+    @Test func smallObjectsFreedAreKeptByTheThreadAndFreedWhenItExits() throws {
+        let pool = try ArenaPool.shared.get()
+        let slot = pool.slots[2]
+        try Jemalloc.advanceEpoch()
+        let before = try slot.arena.statistics().smallAllocated
+        // On a thread of its own: objects freed there are handed out again (last freed first), and
+        // those it still keeps at its exit are freed with its caches.
+        let work = KeptObjectsWork(pool: pool, slot: slot)
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<KeptObjectsWork>.fromOpaque(context!).takeUnretainedValue().run()
+            return nil
+        }, Unmanaged.passUnretained(work).toOpaque())
+        pthread_join(thread, nil)
+        try Jemalloc.advanceEpoch()
+        let after = try slot.arena.statistics().smallAllocated
+        #expect(work.reused)
+        #expect(work.keptBytes - before >= 8 * 200)
+        #expect(work.keptBytes - after >= 8 * 200)
     }
 
     @Test func overAlignedAllocationsAreAligned() throws {

@@ -191,7 +191,7 @@ public final class AppHeap: Sendable {
         if let ownArena {
             allocation = try? ownArena.allocateUncached(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
         } else {
-            allocation = pool.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed, in: slot)
+            allocation = slot.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
         }
         guard let base = allocation else {
             account?.withdraw(byteCount, faultedInLater: faultedInLater)
@@ -218,7 +218,7 @@ public final class AppHeap: Sendable {
         if let ownArena {
             ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
         } else {
-            pool.deallocate(base, byteCount: byteCount, alignment: Self.alignment, in: slot)
+            slot.deallocate(base, byteCount: byteCount, alignment: Self.alignment)
         }
         accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
         remove(byteCount)
