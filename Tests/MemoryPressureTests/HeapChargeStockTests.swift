@@ -74,7 +74,7 @@ struct HeapChargeStockTests {
         let outcome = Mutex<(allocated: Int, error: MemoryPressureError?, footprint: Int)>((0, nil, 0))
         Self.onThreadOfItsOwn {
             var held: [UnsafeMutableRawBufferPointer] = []
-            do {
+            do throws(MemoryPressureError) {
                 while true { held.append(try heap.allocateBytes(byteCount: 256)) }
             } catch {
                 outcome.withLock { $0 = (heap.allocatedBytes, error, account.footprintBytes) }
