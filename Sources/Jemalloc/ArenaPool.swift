@@ -20,14 +20,19 @@ import Synchronization
 /// Allocation goes through an explicit thread cache per thread and slot (see `PoolThreadCaches`),
 /// with a few small objects of each size kept in front of it, so a small allocation costs about
 /// what `malloc` does, takes no lock, and always lands in its slot's arena.
-package final class ArenaPool: Sendable {
+///
+/// The pool is SPI (`@_spi(AppHeaps)`), not API: public only so that a slot's allocation path can
+/// be inlined into `MemoryPressure`'s heaps (the compiler does not inline `package` functions across
+/// modules), which saves two calls on a path of a few nanoseconds.
+@_spi(AppHeaps)
+public final class ArenaPool: Sendable {
     /// One arena of the pool, and allocation in it. A struct, so that its allocation path inlines
     /// into callers in other modules (a class's methods do not).
-    package struct Slot: Hashable, Sendable {
+    public struct Slot: Hashable, Sendable {
         /// The slot's position in the pool.
-        package let position: Int
+        @usableFromInline package let position: Int
         /// The slot's arena.
-        package let arena: Arena
+        @usableFromInline package let arena: Arena
         /// `PoolThreadCaches.key`, read once, so that the allocation path reads no lazily made
         /// global.
         @usableFromInline let cacheKey: pthread_key_t
@@ -41,7 +46,7 @@ package final class ArenaPool: Sendable {
         /// Allocates `byteCount` bytes aligned to `alignment` in the slot's arena, through the
         /// calling thread's cache for it; nil when jemalloc cannot.
         @inlinable @inline(__always)
-        package func allocate(byteCount: Int, alignment: Int, zeroed: Bool) -> UnsafeMutableRawPointer? {
+        public func allocate(byteCount: Int, alignment: Int, zeroed: Bool) -> UnsafeMutableRawPointer? {
             if byteCount <= PoolThreadCaches.smallLimit && alignment <= 16 {
                 return PoolThreadCaches.allocateSmall(byteCount: byteCount, zeroed: zeroed, key: cacheKey, slot: position, arena: arena)
             }
@@ -52,7 +57,7 @@ package final class ArenaPool: Sendable {
         /// Frees bytes that ``allocate(byteCount:alignment:zeroed:)`` returned for the same byte
         /// count and alignment, into the calling thread's cache for the slot.
         @inlinable @inline(__always)
-        package func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int) {
+        public func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int) {
             if byteCount <= PoolThreadCaches.smallLimit && alignment <= 16 {
                 PoolThreadCaches.deallocateSmall(pointer, byteCount: byteCount, key: cacheKey, slot: position, arena: arena)
                 return
@@ -111,8 +116,8 @@ package final class ArenaPool: Sendable {
 
     /// The alignment flag, needed only where the size class alone would not give `alignment`:
     /// jemalloc aligns every size class of 16 bytes or more to at least 16.
-    @inlinable
-    package static func alignmentFlags(_ byteCount: Int, _ alignment: Int) -> Int32 {
+    @usableFromInline @inline(__always)
+    static func alignmentFlags(_ byteCount: Int, _ alignment: Int) -> Int32 {
         alignment > 16 || alignment > byteCount ? cjemalloc_mallocx_lg_align(UInt32(alignment.trailingZeroBitCount)) : 0
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 import MemoryTestSupport
 import Testing
 

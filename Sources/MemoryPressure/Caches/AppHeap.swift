@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 import Synchronization
 
 /// The memory an app owns: cache payloads, backing stores, and any object the app allocates here,
