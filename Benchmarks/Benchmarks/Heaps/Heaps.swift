@@ -15,8 +15,9 @@ import MemoryPressure
 let heapToMallocRatio = BenchmarkMetric.custom("heap to malloc time (percent)", polarity: .prefersSmaller, useScalingFactor: false)
 
 let byteCount = 256
-/// Pairs per timed half of the ratio benchmark.
-let pairsPerHalf = 100_000
+/// Pairs per timed half of the ratio benchmark: about 15 ms of heap allocations, so that a
+/// preemption moves the ratio little.
+let pairsPerHalf = 1_000_000
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = RunMode.current.configuration(
@@ -41,6 +42,7 @@ let benchmarks: @Sendable () -> Void = {
 
     Benchmark("Heap-256-allocate-free:malloc") { benchmark in
         for _ in benchmark.scaledIterations { mallocPair() }
+        benchmark.stopMeasurement()
         benchmark.measurement(allocationsPerOperation, HeapUsage.allocationsPerRun(1000, mallocPair))
     }
 
@@ -48,18 +50,20 @@ let benchmarks: @Sendable () -> Void = {
     // of each small size in front of its cache.
     Benchmark("Heap-256-allocate-free:allocateBytes") { benchmark in
         for _ in benchmark.scaledIterations { try heapPair() }
+        benchmark.stopMeasurement()
         benchmark.measurement(allocationsPerOperation, try HeapUsage.allocationsPerRun(1000, heapPair))
     }
 
     Benchmark("Heap-256-allocate-free:HeapBuffer") { benchmark in
         for _ in benchmark.scaledIterations { try bufferPair() }
+        benchmark.stopMeasurement()
         benchmark.measurement(allocationsPerOperation, try HeapUsage.allocationsPerRun(1000, bufferPair))
     }
 
     // The goal's figure: the two loops timed back to back in each iteration, as a percentage.
     Benchmark(
         "Heap-256-allocate-free:ratio-to-malloc",
-        configuration: RunMode.current.configuration(timed: [heapToMallocRatio], maxIterations: 20)
+        configuration: RunMode.current.configuration(timed: [heapToMallocRatio], maxDuration: .seconds(5), maxIterations: 20)
     ) { benchmark in
         let mallocTime = nanoseconds { for _ in 0..<pairsPerHalf { mallocPair() } }
         let heapTime = try nanoseconds { for _ in 0..<pairsPerHalf { try heapPair() } }
