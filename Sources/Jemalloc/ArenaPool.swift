@@ -97,18 +97,6 @@ public final class ArenaPool: Sendable {
         slots[handedOut.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count]
     }
 
-    /// Allocates `byteCount` bytes aligned to `alignment` in `slot`'s arena, through the calling
-    /// thread's cache for it; nil when jemalloc cannot.
-    package func allocate(byteCount: Int, alignment: Int, zeroed: Bool, in slot: Slot) -> UnsafeMutableRawPointer? {
-        slot.allocate(byteCount: byteCount, alignment: alignment, zeroed: zeroed)
-    }
-
-    /// Frees bytes that ``allocate(byteCount:alignment:zeroed:in:)`` returned for the same slot,
-    /// byte count and alignment, into the calling thread's cache for the slot.
-    package func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int, in slot: Slot) {
-        slot.deallocate(pointer, byteCount: byteCount, alignment: alignment)
-    }
-
     /// Returns every free page of `slot`'s arena to the operating system now.
     package func purge(_ slot: Slot) throws(JemallocError) {
         try slot.arena.purge()
