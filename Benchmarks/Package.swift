@@ -61,6 +61,8 @@ let package = Package(
         suite("Reaction", [testKit]),
         // Ten thousand tenants: per-app costs at 100 to 100,000 apps (issue 17).
         suite("Scale", [testKit]),
+        // The heap's raw allocation path against malloc (issue 17).
+        suite("Heaps"),
     ],
     swiftLanguageModes: [.v6]
 )

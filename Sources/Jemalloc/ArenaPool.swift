@@ -18,15 +18,52 @@ import Synchronization
 /// returns every free page in it at once.
 ///
 /// Allocation goes through an explicit thread cache per thread and slot (see `PoolThreadCaches`),
-/// so a small allocation costs about what `malloc` does, takes no lock, and always lands in its
-/// slot's arena.
-package final class ArenaPool: Sendable {
-    /// One arena of the pool.
-    package struct Slot: Hashable, Sendable {
+/// with a few small objects of each size kept in front of it, so a small allocation costs about
+/// what `malloc` does, takes no lock, and always lands in its slot's arena.
+///
+/// The pool is SPI (`@_spi(AppHeaps)`), not API: public only so that a slot's allocation path can
+/// be inlined into `MemoryPressure`'s heaps (the compiler does not inline `package` functions across
+/// modules), which saves two calls on a path of a few nanoseconds.
+@_spi(AppHeaps)
+public final class ArenaPool: Sendable {
+    /// One arena of the pool, and allocation in it. A struct, so that its allocation path inlines
+    /// into callers in other modules (a class's methods do not).
+    public struct Slot: Hashable, Sendable {
         /// The slot's position in the pool.
-        package let position: Int
+        @usableFromInline package let position: Int
         /// The slot's arena.
-        package let arena: Arena
+        @usableFromInline package let arena: Arena
+        /// `PoolThreadCaches.key`, read once, so that the allocation path reads no lazily made
+        /// global.
+        @usableFromInline let cacheKey: pthread_key_t
+
+        init(position: Int, arena: Arena) {
+            self.position = position
+            self.arena = arena
+            cacheKey = PoolThreadCaches.key
+        }
+
+        /// Allocates `byteCount` bytes aligned to `alignment` in the slot's arena, through the
+        /// calling thread's cache for it; nil when jemalloc cannot.
+        @inlinable @inline(__always)
+        public func allocate(byteCount: Int, alignment: Int, zeroed: Bool) -> UnsafeMutableRawPointer? {
+            if byteCount <= PoolThreadCaches.smallLimit && alignment <= 16 {
+                return PoolThreadCaches.allocateSmall(byteCount: byteCount, zeroed: zeroed, key: cacheKey, slot: position, arena: arena)
+            }
+            let flags = PoolThreadCaches.flags(key: cacheKey, slot: position, arena: arena) | ArenaPool.alignmentFlags(byteCount, alignment)
+            return mallocx(byteCount, zeroed ? flags | cjemalloc_mallocx_zero() : flags)
+        }
+
+        /// Frees bytes that ``allocate(byteCount:alignment:zeroed:)`` returned for the same byte
+        /// count and alignment, into the calling thread's cache for the slot.
+        @inlinable @inline(__always)
+        public func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int) {
+            if byteCount <= PoolThreadCaches.smallLimit && alignment <= 16 {
+                PoolThreadCaches.deallocateSmall(pointer, byteCount: byteCount, key: cacheKey, slot: position, arena: arena)
+                return
+            }
+            sdallocx(pointer, byteCount, PoolThreadCaches.flags(key: cacheKey, slot: position, arena: arena) | ArenaPool.alignmentFlags(byteCount, alignment))
+        }
     }
 
     /// The most arenas a pool has.
@@ -60,21 +97,6 @@ package final class ArenaPool: Sendable {
         slots[handedOut.wrappingAdd(1, ordering: .relaxed).oldValue % slots.count]
     }
 
-    /// Allocates `byteCount` bytes aligned to `alignment` in `slot`'s arena, through the calling
-    /// thread's cache for it; nil when jemalloc cannot.
-    @inline(__always)
-    package func allocate(byteCount: Int, alignment: Int, zeroed: Bool, in slot: Slot) -> UnsafeMutableRawPointer? {
-        let flags = PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment)
-        return mallocx(byteCount, zeroed ? flags | cjemalloc_mallocx_zero() : flags)
-    }
-
-    /// Frees bytes that ``allocate(byteCount:alignment:zeroed:in:)`` returned for the same slot,
-    /// byte count and alignment, into the calling thread's cache for the slot.
-    @inline(__always)
-    package func deallocate(_ pointer: UnsafeMutableRawPointer, byteCount: Int, alignment: Int, in slot: Slot) {
-        sdallocx(pointer, byteCount, PoolThreadCaches.flags(slot: slot.position, arena: slot.arena) | Self.alignmentFlags(byteCount, alignment))
-    }
-
     /// Returns every free page of `slot`'s arena to the operating system now.
     package func purge(_ slot: Slot) throws(JemallocError) {
         try slot.arena.purge()
@@ -82,8 +104,8 @@ package final class ArenaPool: Sendable {
 
     /// The alignment flag, needed only where the size class alone would not give `alignment`:
     /// jemalloc aligns every size class of 16 bytes or more to at least 16.
-    @inline(__always)
-    private static func alignmentFlags(_ byteCount: Int, _ alignment: Int) -> Int32 {
+    @usableFromInline @inline(__always)
+    static func alignmentFlags(_ byteCount: Int, _ alignment: Int) -> Int32 {
         alignment > 16 || alignment > byteCount ? cjemalloc_mallocx_lg_align(UInt32(alignment.trailingZeroBitCount)) : 0
     }
 }

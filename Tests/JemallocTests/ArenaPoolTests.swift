@@ -1,9 +1,36 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 import MemoryTestSupport
 import Testing
+
+/// Small objects allocated and freed in a pool slot on a thread of their own; read after the
+/// thread is joined.
+private final class KeptObjectsWork: @unchecked Sendable {
+    let slot: ArenaPool.Slot
+    /// Whether the object freed last was handed out again, zeroed as asked.
+    var reused = false
+    /// The slot arena's small bytes while the thread kept its freed objects.
+    var keptBytes = 0
+
+    init(slot: ArenaPool.Slot) {
+        self.slot = slot
+    }
+
+    func run() {
+        let objects = (0..<8).map { _ in slot.allocate(byteCount: 200, alignment: 16, zeroed: false)! }
+        for object in objects {
+            memset(object, 0xA5, 200)
+            slot.deallocate(object, byteCount: 200, alignment: 16)
+        }
+        let again = slot.allocate(byteCount: 193, alignment: 16, zeroed: true)!
+        reused = again == objects.last! && UnsafeRawBufferPointer(start: again, count: 193).allSatisfy { $0 == 0 }
+        slot.deallocate(again, byteCount: 193, alignment: 16)
+        try! Jemalloc.advanceEpoch()
+        keptBytes = try! slot.arena.statistics().smallAllocated
+    }
+}
 
 /// The process's shared arena pool, against the real allocator.
 @Suite(.serialized, .exclusiveMemoryUse)
@@ -22,17 +49,17 @@ struct ArenaPoolTests {
         let byteCount = 32 << 20
         try Jemalloc.advanceEpoch()
         let before = try slot.arena.statistics()
-        let base = try #require(pool.allocate(byteCount: byteCount, alignment: 16, zeroed: true, in: slot))
+        let base = try #require(slot.allocate(byteCount: byteCount, alignment: 16, zeroed: true))
         // Small ones too, through this thread's cache for the slot.
-        let small = (0..<1000).map { _ in pool.allocate(byteCount: 256, alignment: 16, zeroed: false, in: slot)! }
+        let small = (0..<1000).map { _ in slot.allocate(byteCount: 256, alignment: 16, zeroed: false)! }
         try Jemalloc.advanceEpoch()
         let with = try slot.arena.statistics()
         #expect(with.largeAllocated - before.largeAllocated >= byteCount)
         #expect(with.smallAllocated - before.smallAllocated >= 1000 * 256)
 
         memset(base, 1, byteCount)
-        pool.deallocate(base, byteCount: byteCount, alignment: 16, in: slot)
-        for pointer in small { pool.deallocate(pointer, byteCount: 256, alignment: 16, in: slot) }
+        slot.deallocate(base, byteCount: byteCount, alignment: 16)
+        for pointer in small { slot.deallocate(pointer, byteCount: 256, alignment: 16) }
         try pool.purge(slot)
         try Jemalloc.advanceEpoch()
         let after = try slot.arena.statistics()
@@ -40,14 +67,35 @@ struct ArenaPoolTests {
         #expect(after.dirtyPages == 0)
     }
 
+    @Test func smallObjectsFreedAreKeptByTheThreadAndFreedWhenItExits() throws {
+        let pool = try ArenaPool.shared.get()
+        let slot = pool.slots[2]
+        try Jemalloc.advanceEpoch()
+        let before = try slot.arena.statistics().smallAllocated
+        // On a thread of its own: objects freed there are handed out again (last freed first), and
+        // those it still keeps at its exit are freed with its caches.
+        let work = KeptObjectsWork(slot: slot)
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { context in
+            Unmanaged<KeptObjectsWork>.fromOpaque(context!).takeUnretainedValue().run()
+            return nil
+        }, Unmanaged.passUnretained(work).toOpaque())
+        pthread_join(thread, nil)
+        try Jemalloc.advanceEpoch()
+        let after = try slot.arena.statistics().smallAllocated
+        #expect(work.reused)
+        #expect(work.keptBytes - before >= 8 * 200)
+        #expect(work.keptBytes - after >= 8 * 200)
+    }
+
     @Test func overAlignedAllocationsAreAligned() throws {
         let pool = try ArenaPool.shared.get()
         let slot = pool.slots[0]
         for alignment in [16, 64, 4096] {
             for byteCount in [1, 8, 100, 5000] {
-                let pointer = try #require(pool.allocate(byteCount: byteCount, alignment: alignment, zeroed: false, in: slot))
+                let pointer = try #require(slot.allocate(byteCount: byteCount, alignment: alignment, zeroed: false))
                 #expect(Int(bitPattern: pointer) % alignment == 0, "\(byteCount) bytes aligned to \(alignment)")
-                pool.deallocate(pointer, byteCount: byteCount, alignment: alignment, in: slot)
+                slot.deallocate(pointer, byteCount: byteCount, alignment: alignment)
             }
         }
     }

@@ -1,4 +1,4 @@
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 @testable import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport

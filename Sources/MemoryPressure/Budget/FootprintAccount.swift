@@ -21,7 +21,8 @@ final class FootprintAccount: Sendable {
         case budget
     }
 
-    /// Heap bytes admitted: live buffers, and allocations under way.
+    /// Heap bytes admitted: live buffers, allocations under way, and the bytes the threads'
+    /// ``ChargeStock``s hold charged ahead.
     private let admitted = Atomic<Int>(0)
     /// Heap bytes admitted whose pages are not yet faulted in: large allocations under way. Small
     /// ones count as resident from their admission, so they cost one atomic add here, not two.
@@ -44,6 +45,8 @@ final class FootprintAccount: Sendable {
 
     private let refusals = Mutex(Refusals())
     private let budget: MemoryBudget
+    /// ``ChargeStock/key``, read once.
+    private let stockKey = ChargeStock.key
     private let warningBytes: Int
     private let criticalBytes: Int
     private let admissionWait: Duration
@@ -79,21 +82,59 @@ final class FootprintAccount: Sendable {
 
     // MARK: The allocation path
 
+    /// Bytes a thread's ``ChargeStock`` takes from the account at a time for small allocations;
+    /// the stock gives back what passes twice this. The account's footprint is higher than what
+    /// the heaps hold by at most the stocks (up to twice this per thread that allocates or frees
+    /// in a heap): the budget is held a little early, never late.
+    static let stockBatch = 32 << 10
+
     /// Admits `bytes` more in `heap`, which holds `heapBytes` now and may hold at most
     /// `hardLimit`: refuses at once past the hard limit; while the budget is held, wakes the monitor
     /// when a threshold is crossed, and past the budget waits for room for up to the admission wait,
     /// then refuses. Counts the bytes as admitted, and as resident at once unless `faultedInLater`
     /// (then ``commit(_:)`` counts them as their pages are faulted in).
+    ///
+    /// Small allocations (not `faultedInLater`) are taken from the calling thread's stock of bytes
+    /// charged ahead, without touching the shared counters; the stock is refilled a batch at a time,
+    /// and only where the batch crosses no threshold: near one, each allocation is judged alone.
     /// The heap (not its app's identifier) is passed so that the way in retains nothing.
     @inline(__always)
     func admit(_ bytes: Int, heap: AppHeap, heapBytes: Int, hardLimit: Int, faultedInLater: Bool) throws(MemoryPressureError) {
         if heapBytes + bytes > hardLimit {
             throw refuse(bytes, app: heap.app, .hardLimit(hardLimit, heapBytes: heapBytes))
         }
+        if !faultedInLater {
+            let stock = ChargeStock.current(stockKey)
+            if stock.pointee.bytes >= bytes, stock.pointee.isCharged(to: self) {
+                stock.pointee.bytes -= bytes
+                return
+            }
+            if refill(stock, taking: bytes) { return }
+        }
         if faultedInLater { underWay.wrappingAdd(bytes, ordering: .relaxed) }
         let after = admitted.wrappingAdd(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
         guard holdsBudget.load(ordering: .relaxed) else { return }
         try admitAgainstBudget(bytes, app: heap.app, footprintAfter: after, faultedInLater: faultedInLater)
+    }
+
+    /// Charges `bytes` and a batch to `stock`, giving back what it held, and takes `bytes` from it;
+    /// false (nothing charged) when, with the budget held, the charge would cross a threshold or
+    /// pass the budget.
+    @inline(never)
+    private func refill(_ stock: UnsafeMutablePointer<ChargeStock>, taking bytes: Int) -> Bool {
+        stock.pointee.drain()
+        let charge = bytes + Self.stockBatch
+        let after = admitted.wrappingAdd(charge, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
+        if holdsBudget.load(ordering: .relaxed) {
+            let before = after - charge
+            guard after <= budget.totalBytes, before >= criticalBytes || after < criticalBytes,
+                  before >= warningBytes || after < warningBytes else {
+                admitted.wrappingSubtract(charge, ordering: .relaxed)
+                return false
+            }
+        }
+        stock.pointee.refill(Self.stockBatch, chargedTo: self)
+        return true
     }
 
     /// The budget's part of ``admit(_:heap:heapBytes:hardLimit:faultedInLater:)``, once `bytes` are
@@ -124,15 +165,33 @@ final class FootprintAccount: Sendable {
         admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
-    /// `bytes` of resident heap memory were freed.
+    /// `bytes` of resident heap memory were freed: into the calling thread's stock when it is
+    /// charged to this account, which gives back what passes twice a batch.
     @inline(__always)
     func release(_ bytes: Int) {
+        let stock = ChargeStock.current(stockKey)
+        guard stock.pointee.isCharged(to: self) else {
+            admitted.wrappingSubtract(bytes, ordering: .relaxed)
+            return
+        }
+        stock.pointee.bytes += bytes
+        if stock.pointee.bytes > 2 * Self.stockBatch {
+            admitted.wrappingSubtract(stock.pointee.bytes - Self.stockBatch, ordering: .relaxed)
+            stock.pointee.bytes = Self.stockBatch
+        }
+    }
+
+    /// `bytes` a thread's stock held are uncharged.
+    func giveBack(_ bytes: Int) {
         admitted.wrappingSubtract(bytes, ordering: .relaxed)
     }
 
     /// Waits, a millisecond at a time, until the admitted bytes fit in the budget; false when the
     /// admission wait passes first.
     private func waitForRoom() -> Bool {
+        // The waiting thread's own stock is room it holds.
+        let stock = ChargeStock.current(stockKey)
+        if stock.pointee.isCharged(to: self) { stock.pointee.drain() }
         let deadline = ContinuousClock.now + admissionWait
         while footprintBytes > budget.totalBytes {
             guard ContinuousClock.now < deadline else { return false }

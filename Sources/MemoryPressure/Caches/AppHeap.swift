@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 import Synchronization
 
 /// The memory an app owns: cache payloads, backing stores, and any object the app allocates here,
@@ -60,6 +60,9 @@ public final class AppHeap: Sendable {
     private let hardLimit = Atomic<Int>(.max)
     /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
     private let account: FootprintAccount?
+    /// `account`, unretained: the allocation path reaches it without a retain and release, while
+    /// `account` keeps it alive.
+    private let accountReference: Unmanaged<FootprintAccount>?
 
     /// Allocations at least this large have their pages faulted in as they are made, so that the
     /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
@@ -81,6 +84,7 @@ public final class AppHeap: Sendable {
     init(app: AppIdentifier, account: FootprintAccount?, policy: HeapArenaPolicy = .standard) throws(JemallocError) {
         self.app = app
         self.account = account
+        accountReference = account.map { .passUnretained($0) }
         self.policy = policy
         pool = try ArenaPool.shared.get()
         slot = pool.nextSlot()
@@ -160,15 +164,21 @@ public final class AppHeap: Sendable {
             remove(byteCount)
             throw .heapClosed(app)
         }
-        guard let account else { return heapBytes }
-        do {
-            try account.admit(
-                byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
-                faultedInLater: byteCount >= Self.prefaultThreshold
-            )
-        } catch {
+        guard let accountReference else { return heapBytes }
+        let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
+            do throws(MemoryPressureError) {
+                try account.admit(
+                    byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
+                    faultedInLater: byteCount >= Self.prefaultThreshold
+                )
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let refusal {
             remove(byteCount)
-            throw error
+            throw refusal
         }
         return heapBytes
     }
@@ -181,7 +191,7 @@ public final class AppHeap: Sendable {
         if let ownArena {
             allocation = try? ownArena.allocateUncached(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
         } else {
-            allocation = pool.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed, in: slot)
+            allocation = slot.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
         }
         guard let base = allocation else {
             account?.withdraw(byteCount, faultedInLater: faultedInLater)
@@ -208,9 +218,9 @@ public final class AppHeap: Sendable {
         if let ownArena {
             ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
         } else {
-            pool.deallocate(base, byteCount: byteCount, alignment: Self.alignment, in: slot)
+            slot.deallocate(base, byteCount: byteCount, alignment: Self.alignment)
         }
-        account?.release(byteCount)
+        accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
         remove(byteCount)
     }
 

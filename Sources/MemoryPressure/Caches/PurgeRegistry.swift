@@ -1,4 +1,4 @@
-import Jemalloc
+@_spi(AppHeaps) import Jemalloc
 import Synchronization
 
 /// Every app's heap, caches and stores, so the system can measure each app and purge them by event.

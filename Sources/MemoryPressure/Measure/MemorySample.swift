@@ -32,8 +32,10 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// read that the refresh schedule followed with a full one included. Nil for a sample that no
     /// monitor took.
     public var samplingDuration: Duration?
-    /// The bytes in the hosted apps' heaps (cache payloads, backing stores), counted exactly as they
-    /// are allocated; nil for a sample that no memory system took.
+    /// The bytes in the hosted apps' heaps (cache payloads, backing stores), counted as they are
+    /// allocated, plus the small-allocation charges threads hold ahead (at most 64 KiB per thread
+    /// that allocates in heaps; each app's own bytes are exact); nil for a sample that no memory
+    /// system took.
     public var heapBytes: Int?
     /// Heap bytes admitted whose pages were not yet faulted in when the sample was read: counted in
     /// ``footprintBytes`` because the allocation under way will make them resident.
