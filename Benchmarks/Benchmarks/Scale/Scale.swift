@@ -21,9 +21,6 @@ let peakThreads = BenchmarkMetric.custom("threads at peak", polarity: .prefersSm
 let perTermination = BenchmarkMetric.custom("per termination (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let middleToFirstTenth = BenchmarkMetric.custom("middle tenth to first (%)", polarity: .prefersSmaller, useScalingFactor: false)
 let lastToFirstTenth = BenchmarkMetric.custom("last tenth to first (%)", polarity: .prefersSmaller, useScalingFactor: false)
-let heapAllocateFree = BenchmarkMetric.custom("heap 256 B allocate and free (ps)", polarity: .prefersSmaller, useScalingFactor: false)
-let mallocAllocateFree = BenchmarkMetric.custom("malloc 256 B allocate and free (ps)", polarity: .prefersSmaller, useScalingFactor: false)
-let heapToMalloc = BenchmarkMetric.custom("heap to malloc (%)", polarity: .prefersSmaller, useScalingFactor: false)
 // Counts that do not depend on the machine's speed: what the short mode of CI checks.
 let appsReached = BenchmarkMetric.custom("apps reached", polarity: .prefersLarger, useScalingFactor: false)
 let appsTerminated = BenchmarkMetric.custom("apps terminated", polarity: .prefersLarger, useScalingFactor: false)
@@ -80,31 +77,5 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(lastToFirstTenth, figures.lastToFirst)
             benchmark.measurement(appsTerminated, figures.terminated)
         }
-    }
-
-    // A 256-byte app-heap allocation freed at once, beside malloc and free of 256 bytes, in the
-    // same iteration.
-    Benchmark(
-        "Scale-heap-256B-vs-malloc",
-        configuration: RunMode.current.configuration(
-            timed: [heapAllocateFree, mallocAllocateFree, heapToMalloc], maxDuration: .seconds(10), maxIterations: 20
-        )
-    ) { benchmark in
-        let system = try MemorySystem(configuration: .benchmark(targetBytes: 8 << 30))
-        let heap = try system.heap(for: try AppIdentifier("allocating"))
-        let operations = 100_000
-        let heapTime = try nanoseconds {
-            for _ in 0..<operations { blackHole(try heap.allocate(byteCount: 256)) }
-        }
-        let mallocTime = nanoseconds {
-            for _ in 0..<operations {
-                let block = malloc(256)
-                blackHole(block)
-                free(block)
-            }
-        }
-        benchmark.measurement(heapAllocateFree, heapTime * 1_000 / operations)
-        benchmark.measurement(mallocAllocateFree, mallocTime * 1_000 / operations)
-        benchmark.measurement(heapToMalloc, heapTime * 100 / max(1, mallocTime))
     }
 }
