@@ -16,7 +16,7 @@ import Synchronization
 /// handed out in turn, each reached through the calling thread's own cache for it. The heap counts
 /// its own bytes (an atomic counter, current without any epoch refresh), so an app's footprint is
 /// exact however many apps share an arena. A heap that grows past its policy's threshold
-/// (``HeapArenaPolicy``, 64 MiB) takes an arena of its own, while the process has fewer than 64,
+/// (`HeapArenaPolicy`, 64 MiB) takes an arena of its own, while the process has fewer than 64,
 /// for the buffers it makes from then on.
 ///
 /// When a closed heap (its app terminated) has nothing left in it, its pool arena is purged, which

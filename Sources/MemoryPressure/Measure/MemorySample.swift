@@ -18,7 +18,7 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// The cgroup's `memory.current`, where the process has a cgroup v2 with a memory controller.
     public var cgroupCurrentBytes: Int?
     /// jemalloc's process-wide statistics, as of the last epoch refresh: full samples refresh it
-    /// at most every 10 s (see ``allocatorRefreshDuration``); nil on cheap samples.
+    /// at most every 10 s (see `allocatorRefreshDuration`); nil on cheap samples.
     public var jemalloc: JemallocStatistics?
     /// How long this sample's jemalloc epoch refresh took; nil for a sample that made none. Its cost
     /// grows with the arenas in the process (about 9 µs each), not with the apps.
