@@ -33,14 +33,14 @@ public final class ArenaPool: Sendable {
         @usableFromInline package let position: Int
         /// The slot's arena.
         @usableFromInline package let arena: Arena
-        /// `PoolThreadCaches.key`, read once, so that the allocation path reads no lazily made
-        /// global.
+        /// The pool's key of the threads' caches (`PoolThreadCaches`), copied into each slot so
+        /// that the allocation path reads no global.
         @usableFromInline let cacheKey: pthread_key_t
 
-        init(position: Int, arena: Arena) {
+        init(position: Int, arena: Arena, cacheKey: pthread_key_t) {
             self.position = position
             self.arena = arena
-            cacheKey = PoolThreadCaches.key
+            self.cacheKey = cacheKey
         }
 
         /// Allocates `byteCount` bytes aligned to `alignment` in the slot's arena, through the
@@ -78,13 +78,17 @@ public final class ArenaPool: Sendable {
     package let slots: [Slot]
     private let handedOut = Atomic<Int>(0)
 
-    /// Makes up to `capacity` arenas; fewer when jemalloc runs out of arena indices, as long as at
-    /// least one can be made.
-    private init(capacity: Int) throws(JemallocError) {
+    /// Makes up to `capacity` arenas (at most ``maximumCapacity``); fewer when jemalloc runs out of
+    /// arena indices, as long as at least one can be made. The process uses ``shared``; a pool of
+    /// its own gives a test arenas that nothing else allocates in. Its arenas and its key of the
+    /// threads' caches live as long as the process.
+    package init(capacity: Int) throws(JemallocError) {
+        precondition((1...ArenaPool.maximumCapacity).contains(capacity), "an arena pool has 1 to \(ArenaPool.maximumCapacity) arenas, not \(capacity)")
+        let cacheKey = PoolThreadCaches.makeKey()
         var slots: [Slot] = []
         do {
             while slots.count < capacity {
-                slots.append(Slot(position: slots.count, arena: try Arena.createWithoutEpochRefresh()))
+                slots.append(Slot(position: slots.count, arena: try Arena.createWithoutEpochRefresh(), cacheKey: cacheKey))
             }
         } catch where error.kind == .arenaLimitReached && !slots.isEmpty {
             // A smaller pool still holds every owner.

@@ -52,9 +52,11 @@ enum PoolThreadCaches {
         }
     }
 
-    /// The key of the thread's entries, `ArenaPool.maximumCapacity` of them, freed with the
-    /// thread. A pool copies it, so that the allocation path reads no lazily made global.
-    @usableFromInline static let key: pthread_key_t = {
+    /// A new key for one pool's entries on each thread, `ArenaPool.maximumCapacity` of them,
+    /// freed with the thread. Each pool has a key of its own, so that a thread's caches and kept
+    /// objects for one pool's slot never serve another pool's slot at the same position; its slots
+    /// copy it, so that the allocation path reads no global.
+    static func makeKey() -> pthread_key_t {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { entries in
             guard let entries else { return }
@@ -62,7 +64,7 @@ enum PoolThreadCaches {
         }
         precondition(status == 0, "pthread_key_create failed: errno \(status)")
         return key
-    }()
+    }
 
     /// Allocates `byteCount` bytes (at most ``smallLimit``), aligned to 16, in `arena`, the arena
     /// of pool slot `slot`: an object the thread kept, or one from its cache for the slot.

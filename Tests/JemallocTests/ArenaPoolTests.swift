@@ -44,7 +44,9 @@ struct ArenaPoolTests {
     }
 
     @Test func allocationsLandInTheirSlotsArenaAndComeBackWithAPurge() throws {
-        let pool = try ArenaPool.shared.get()
+        // A pool of its own: no other test allocates or frees in its arenas while this one counts,
+        // and no thread keeps objects of it from an earlier test.
+        let pool = try ArenaPool(capacity: 2)
         let slot = pool.slots[1]
         let byteCount = 32 << 20
         try Jemalloc.advanceEpoch()
@@ -68,8 +70,8 @@ struct ArenaPoolTests {
     }
 
     @Test func smallObjectsFreedAreKeptByTheThreadAndFreedWhenItExits() throws {
-        let pool = try ArenaPool.shared.get()
-        let slot = pool.slots[2]
+        let pool = try ArenaPool(capacity: 1)
+        let slot = pool.slots[0]
         try Jemalloc.advanceEpoch()
         let before = try slot.arena.statistics().smallAllocated
         // On a thread of its own: objects freed there are handed out again (last freed first), and
@@ -86,6 +88,21 @@ struct ArenaPoolTests {
         #expect(work.reused)
         #expect(work.keptBytes - before >= 8 * 200)
         #expect(work.keptBytes - after >= 8 * 200)
+    }
+
+    @Test func aThreadsKeptObjectsOfOnePoolNeverServeAnother() throws {
+        let first = try ArenaPool(capacity: 1).slots[0]
+        let second = try ArenaPool(capacity: 1).slots[0]
+        // An object freed in the first pool's slot is kept by this thread for that slot only.
+        let kept = try #require(first.allocate(byteCount: 64, alignment: 16, zeroed: false))
+        first.deallocate(kept, byteCount: 64, alignment: 16)
+        try Jemalloc.advanceEpoch()
+        let before = try second.arena.statistics().smallAllocated
+        let other = try #require(second.allocate(byteCount: 64, alignment: 16, zeroed: false))
+        try Jemalloc.advanceEpoch()
+        #expect(other != kept)
+        #expect(try second.arena.statistics().smallAllocated > before)
+        second.deallocate(other, byteCount: 64, alignment: 16)
     }
 
     @Test func overAlignedAllocationsAreAligned() throws {

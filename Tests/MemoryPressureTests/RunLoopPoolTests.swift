@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 @_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
@@ -35,7 +38,10 @@ import Testing
     }
 
     @Test func blockedRunLoopsHoldAWorkerEachAndThePoolGrowsPastThemToItsBound() async throws {
-        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4)
+        // Added workers stay for the whole test: with the default two seconds, a worker that ran the
+        // free run loop could retire before a slow look at the count (a busy machine delays a
+        // sleeping test task by that much), and the count would read one less than the pool grew.
+        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4, retireAfter: .seconds(3_600))
         let gate = DispatchSemaphore(value: 0)
         let blocked = Atomic<Int>(0)
         // Three blocked run loops: more than the base, fewer than the bound.
@@ -66,6 +72,34 @@ import Testing
         gate.signal()
         #expect(await eventually { waited.load(ordering: .relaxed) == true })
         for _ in 0..<3 { gate.signal() }
+    }
+
+    @Test func workersBeyondTheBaseRetireWithoutStrandingWorkScheduledAsTheyLeave() async throws {
+        // Two blocked run loops hold the base workers, so every other item needs an added worker,
+        // and added workers retire after a millisecond without work: items scheduled one by one
+        // keep landing as a worker times out. None may be left waiting for a blocked worker.
+        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4, retireAfter: .milliseconds(1))
+        let gate = DispatchSemaphore(value: 0)
+        defer { for _ in 0..<2 { gate.signal() } }
+        let blocked = Atomic<Int>(0)
+        for _ in 0..<2 {
+            AppRunLoop(pool: pool).perform {
+                blocked.add(1, ordering: .relaxed)
+                gate.wait()
+            }
+        }
+        #expect(await eventually { blocked.load(ordering: .relaxed) == 2 })
+        let ran = DispatchSemaphore(value: 0)
+        for round in 1...300 {
+            AppRunLoop(pool: pool).perform { ran.signal() }
+            // A stranded item waits for ever; the limit only ends the test.
+            let outcome = ran.wait(timeout: .now() + .seconds(20))
+            #expect(outcome == .success, "item \(round) ran")
+            guard outcome == .success else { break }
+            // About as long as the worker that ran it waits before it retires.
+            usleep(UInt32.random(in: 500...1_500))
+        }
+        #expect(await eventually { pool.workerCount == 2 })
     }
 
     @Test func appsGoOnWhileMoreAppsThanTheBaseWorkersAreBlockedInACallback() async throws {

@@ -55,7 +55,7 @@ final class RunLoopPool: Sendable {
     /// How often the watchdog looks for stalled workers while run loops wait.
     let lookInterval: Duration = .milliseconds(2)
     /// How long a worker beyond ``baseWorkers`` waits for work before it ends.
-    let retireAfter: Duration = .seconds(2)
+    let retireAfter: Duration
     /// The most items of one run loop a worker runs before it lets the next run loop have a turn.
     let turnLength = 32
 
@@ -103,10 +103,11 @@ final class RunLoopPool: Sendable {
     private let watchdogWake = DispatchSemaphore(value: 0)
 
     /// A pool of `baseWorkers` workers, growing past blocked ones to `maximumWorkers` (by default
-    /// four times as many, at least 64).
-    init(baseWorkers: Int, maximumWorkers: Int? = nil) {
+    /// four times as many, at least 64), whose added workers end after `retireAfter` without work.
+    init(baseWorkers: Int, maximumWorkers: Int? = nil, retireAfter: Duration = .seconds(2)) {
         self.baseWorkers = baseWorkers
         self.maximumWorkers = maximumWorkers ?? max(64, baseWorkers * 4)
+        self.retireAfter = retireAfter
     }
 
     /// How many workers there are now.
@@ -171,7 +172,10 @@ final class RunLoopPool: Sendable {
             let (runLoop, call): (AppRunLoop?, WatchdogCall) = state.withLock { state in
                 state.idle -= 1
                 guard waited == .success, let runLoop = state.ready.popFirst() else {
-                    if state.workers.count > baseWorkers { state.workers[identifier] = nil }
+                    // A run loop scheduled while this worker timed out counted on it as idle, and
+                    // woke no watchdog: the worker stays for it (the signal meant for it is still
+                    // there) rather than leave it waiting for a worker that may be blocked.
+                    if !state.isShortOfWorkers, state.workers.count > baseWorkers { state.workers[identifier] = nil }
                     return (nil, .none)
                 }
                 state.workers[identifier]?.turnStart = .now
