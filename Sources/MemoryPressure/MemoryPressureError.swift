@@ -37,6 +37,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
             case measurementUnavailable
             case measurementFailed
             case monitorCouldNotStart
+            case alreadyRunning
         }
 
         private let base: Base
@@ -123,6 +124,8 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         /// The pressure monitor could not make its wake-up pipe or its sampling thread;
         /// ``MemoryPressureError/errno`` says why.
         public static let monitorCouldNotStart = Code(.monitorCouldNotStart)
+        /// ``MemorySystem/run()`` was called while the system was already running.
+        public static let alreadyRunning = Code(.alreadyRunning)
     }
 
     /// A limit that a value went over.
@@ -163,22 +166,22 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         self.exceededLimit = exceededLimit
     }
 
-    /// Errors are equal when their codes and their messages are.
+    /// Errors are equal when their codes are: the code is what a program handles, the message is
+    /// for people and names the values given.
     ///
     /// - Parameters:
     ///   - lhs: An error.
     ///   - rhs: Another error.
-    /// - Returns: Whether the two have the same code and the same message.
+    /// - Returns: Whether the two have the same code.
     public static func == (lhs: MemoryPressureError, rhs: MemoryPressureError) -> Bool {
-        lhs.code == rhs.code && lhs.description == rhs.description
+        lhs.code == rhs.code
     }
 
-    /// Hashes the code and the message, which are what equality compares.
+    /// Hashes the code, which is what equality compares.
     ///
     /// - Parameter hasher: The hasher to feed.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
-        hasher.combine(description)
     }
 }
 
@@ -250,6 +253,15 @@ extension MemoryPressureError {
             .invalidIdentifier,
             "app identifier \(shown) \(reason); expected 1 to \(AppIdentifier.maximumByteCount) UTF-8 bytes, "
                 + "without '/', '\\\\' or control characters, and not '.' or '..'"
+        )
+    }
+
+    /// The reserved identifier of a service's own caches, given where an app's is expected.
+    static func reservedIdentifier(_ identifier: String) -> Self {
+        Self(
+            .invalidIdentifier,
+            "app identifier \(identifier.debugDescription) is reserved for a service's own caches (AppIdentifier.service); "
+                + "expected any other name"
         )
     }
 }
@@ -417,7 +429,20 @@ extension MemoryPressureError {
         Self(
             .allocationRefused,
             "app \(app): a heap allocation of \(bytes) bytes is refused: the heap holds \(heapBytes) bytes and "
-                + "the app's hard limit is \(hardLimit) bytes; expected at most \(max(0, hardLimit - heapBytes)) bytes",
+                + "the app's hard limit is \(hardLimit) bytes; "
+                + (hardLimit > heapBytes
+                    ? "expected an allocation of at most \(hardLimit - heapBytes) bytes"
+                    : "expected the app to free some of its heap before it allocates more"),
+            app: app
+        )
+    }
+
+    /// An allocation larger than any the process could make.
+    static func allocationTooLarge(app: AppIdentifier, bytes: Int, maximum: Int) -> Self {
+        Self(
+            .invalidArgument,
+            "app \(app): a heap allocation of \(bytes) bytes is larger than any the process can make; "
+                + "expected 1 to \(maximum) bytes",
             app: app
         )
     }
@@ -546,5 +571,36 @@ extension MemoryPressureError {
     /// The monitor's wake-up pipe or thread could not be made.
     static func monitorCouldNotStart(_ errno: Errno) -> Self {
         Self(.monitorCouldNotStart, "pressure monitor could not start its sampling thread: \(errno)", errno: errno)
+    }
+}
+
+// MARK: - Running
+
+extension MemoryPressureError {
+    /// `run()` called while the system runs already.
+    static func alreadyRunning() -> Self {
+        Self(.alreadyRunning, "memory system is already running; expected one run() at a time (cancel the running one first)")
+    }
+}
+
+// MARK: - For sample sources of your own
+
+extension MemoryPressureError {
+    /// A source of your own (``MemorySampleSource``) whose figures this process will never have:
+    /// the monitor logs it once and reads the source no more.
+    ///
+    /// - Parameter reason: Why, for the log: `"no GPU on this machine"`.
+    /// - Returns: An error with the code ``Code/measurementUnavailable``.
+    public static func measurementUnavailable(_ reason: String) -> Self {
+        Self(.measurementUnavailable, reason)
+    }
+
+    /// A source of your own (``MemorySampleSource``) that could not read its figures this time: the
+    /// monitor logs the first failure and tries again on the next sample.
+    ///
+    /// - Parameter reason: Why, for the log.
+    /// - Returns: An error with the code ``Code/measurementFailed``.
+    public static func measurementFailed(_ reason: String) -> Self {
+        Self(.measurementFailed, reason)
     }
 }

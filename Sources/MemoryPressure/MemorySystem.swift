@@ -53,6 +53,8 @@ public final class MemorySystem: Sendable {
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
     let account: FootprintAccount
     private let lifecycleObservation: ObservationToken
+    /// Whether ``run()`` runs: one at a time.
+    private let isRunning = Atomic<Bool>(false)
     var logger: Logger { configuration.logger }
 
     /// A system with no apps, not yet running. Creates the state archive's directory when the
@@ -100,14 +102,18 @@ public final class MemorySystem: Sendable {
     ///   - makeDelegate: Makes the app's code afresh for each launch, as a process would, so a
     ///     terminated app gives back everything it held.
     /// - Returns: The app, not running.
-    /// - Throws: When an app with this identifier is already registered.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/duplicateApp`` when an app
+    ///   with this identifier is already registered, or
+    ///   ``MemoryPressureError/Code/invalidIdentifier`` for ``AppIdentifier/service``, which is
+    ///   reserved for the service's own caches.
     public func register(
         _ identifier: AppIdentifier,
         configuration appConfiguration: AppConfiguration = .default,
         limits: AppMemoryLimits = .none,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) throws(MemoryPressureError) -> App {
-        try hosted.add(identifier, limits: limits) {
+        guard identifier != .service else { throw .reservedIdentifier(identifier.rawValue) }
+        return try hosted.add(identifier, limits: limits) {
             App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
                 stateArchive: stateArchive, makeDelegate: makeDelegate
@@ -196,16 +202,25 @@ public final class MemorySystem: Sendable {
     // MARK: Running
 
     /// Starts the monitor and reclaims memory until the task is cancelled; then stops the monitor.
+    /// One run at a time: once it has returned, the system can run again.
     ///
-    /// - Throws: When the monitor cannot start.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/alreadyRunning`` when the
+    ///   system runs already, or when the monitor cannot start.
     public func run() async throws(MemoryPressureError) {
-        let pressure = monitor.events.stream(bufferLimit: 1024)
+        guard isRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
+            throw .alreadyRunning()
+        }
+        defer { isRunning.store(false, ordering: .releasing) }
+        // Every announcement and the latest sample, whatever a ladder run waits for.
+        let pressure = LadderMailbox()
+        let monitorObservation = monitor.events.observe { pressure.post($0) }
         let (enteringBackground, continuation) = AsyncStream.makeStream(of: AppIdentifier.self)
         let observation = lifecycleEvents.observe { event in
             if case .stateChanged(let app, _, .background) = event { continuation.yield(app) }
         }
         defer {
             observation.cancel()
+            monitorObservation.cancel()
             continuation.finish()
         }
         try monitor.start()
@@ -218,7 +233,7 @@ public final class MemorySystem: Sendable {
         let warnings = WarningFollower()
         let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
         // Reclamation runs on its own executor, never behind the service's work on the cooperative
-        // pool. The streams end when the task is cancelled.
+        // pool. The mailbox and the stream end when the task is cancelled.
         await withDiscardingTaskGroup { group in
             group.addTask(executorPreference: executor) {
                 for await app in enteringBackground {
@@ -233,7 +248,7 @@ public final class MemorySystem: Sendable {
                     apps: hosted, registry: registry, monitor: monitor, account: account, terminator: terminator, journal: journal,
                     warnings: warnings, configuration: configuration, target: targetBytes
                 )
-                for await event in pressure {
+                while let event = await pressure.next() {
                     await ladder.handle(event)
                 }
                 warnings.finish()

@@ -48,7 +48,7 @@ import Testing
 
         let expected = bytes.sorted { lhs, rhs in lhs.value != rhs.value ? lhs.value > rhs.value : lhs.key < rhs.key }
         #expect(taken == expected.map(\.key))
-        #expect(heap.count == 0)
+        #expect(heap.popLargest() == nil)
     }
 }
 

@@ -5,7 +5,7 @@ import Testing
 struct MemoryPressureErrorTests {
     @Test func everyCodeHasADistinctDescription() {
         let codes = MemoryPressureError.Code.all
-        #expect(codes.count == 18)
+        #expect(codes.count == 19)
         #expect(Set(codes.map(\.description)).count == codes.count)
         #expect(Set(codes).count == codes.count)
         #expect(MemoryPressureError.Code.invalidBudget.description == "invalidBudget")
@@ -24,8 +24,16 @@ struct MemoryPressureErrorTests {
         #expect(withErrno.hashValue == withoutErrno.hashValue)
     }
 
-    @Test func errorsDifferingInCodeOrMessageAreNotEqual() {
-        #expect(MemoryPressureError.duplicateApp(.test("one")) != .duplicateApp(.test("other")))
+    @Test func errorsCompareByCodeNotByMessage() {
+        // The code is what a program handles; the message names the values given.
+        #expect(MemoryPressureError.duplicateApp(.test("one")) == .duplicateApp(.test("other")))
+        #expect(MemoryPressureError.duplicateApp(.test("one")).hashValue == MemoryPressureError.duplicateApp(.test("other")).hashValue)
         #expect(MemoryPressureError(.stateNotSaved, "message") != MemoryPressureError(.stateNotRestored, "message"))
+    }
+
+    @Test func aSampleSourceOfYourOwnThrowsTheCodesItsContractNames() {
+        #expect(MemoryPressureError.measurementUnavailable("no GPU here").code == .measurementUnavailable)
+        #expect(MemoryPressureError.measurementFailed("busy").code == .measurementFailed)
+        #expect("\(MemoryPressureError.measurementUnavailable("no GPU here"))" == "no GPU here")
     }
 }

@@ -88,10 +88,9 @@ final class FootprintAccount: Sendable {
     /// in a heap): the budget is held a little early, never late.
     static let stockBatch = 32 << 10
 
-    /// Admits `bytes` more in `heap`, which holds `heapBytes` now and may hold at most
-    /// `hardLimit`: refuses at once past the hard limit; while the budget is held, wakes the monitor
-    /// when a threshold is crossed, and past the budget waits for room for up to the admission wait,
-    /// then refuses. Counts the bytes as admitted, and as resident at once unless `faultedInLater`
+    /// Admits `bytes` more in `heap`, which counted them within its hard limit: while the budget is
+    /// held, wakes the monitor when a threshold is crossed, and past the budget waits for room for
+    /// up to the admission wait, then refuses. Counts the bytes as admitted, and as resident at once unless `faultedInLater`
     /// (then ``commit(_:)`` counts them as their pages are faulted in).
     ///
     /// Small allocations (not `faultedInLater`) are taken from the calling thread's stock of bytes
@@ -99,10 +98,7 @@ final class FootprintAccount: Sendable {
     /// and only where the batch crosses no threshold: near one, each allocation is judged alone.
     /// The heap (not its app's identifier) is passed so that the way in retains nothing.
     @inline(__always)
-    func admit(_ bytes: Int, heap: AppHeap, heapBytes: Int, hardLimit: Int, faultedInLater: Bool) throws(MemoryPressureError) {
-        if heapBytes + bytes > hardLimit {
-            throw refuse(bytes, app: heap.app, .hardLimit(hardLimit, heapBytes: heapBytes))
-        }
+    func admit(_ bytes: Int, heap: AppHeap, faultedInLater: Bool) throws(MemoryPressureError) {
         if !faultedInLater {
             let stock = ChargeStock.current(stockKey)
             if stock.pointee.bytes >= bytes, stock.pointee.isCharged(to: self) {
@@ -213,7 +209,8 @@ final class FootprintAccount: Sendable {
         sched_yield()
     }
 
-    private func refuse(_ bytes: Int, app: AppIdentifier, _ refusal: Refusal) -> MemoryPressureError {
+    /// Records and logs the refusal of `bytes` for `app`, and returns its error.
+    func refuse(_ bytes: Int, app: AppIdentifier, _ refusal: Refusal) -> MemoryPressureError {
         let footprint = footprintBytes
         let firstInEpisode = refusals.withLock { refusals in
             refusals.counts[app, default: 0] += 1

@@ -49,8 +49,8 @@ public final class AppHeap: Sendable {
         var refused = false
     }
 
-    /// The heap's bytes. Changed with wrapping adds (`lock xadd`), since an overflow-checked add is a
-    /// compare-and-swap loop: byte counts of live memory cannot overflow.
+    /// The heap's bytes: raised by a compare-and-swap that checks the hard limit in the same step
+    /// (and keeps the sum from overflowing), lowered with wrapping subtracts.
     private let allocated = Atomic<Int>(0)
     private let buffers = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
@@ -144,22 +144,35 @@ public final class AppHeap: Sendable {
         free(base, byteCount: bytes.count, in: nil)
     }
 
+    /// The largest allocation a heap accepts, 2^56 bytes: more than any machine's address space, and
+    /// small enough that no sum of byte counts in flight can overflow.
+    static let largestAllocation = 1 << 56
+
     /// Counts `byteCount` more bytes in the heap and admits them: checks the byte count, that the
     /// heap is open, the hard limit and the budget. Returns the heap's bytes with them.
     @discardableResult
     @inline(__always)
     private func admit(_ byteCount: Int) throws(MemoryPressureError) -> Int {
-        guard byteCount > 0 else {
-            do {
-                try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
-            } catch {
-                throw .allocationFailed(error, app: app)
-            }
-            preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
+        guard byteCount > 0, byteCount <= Self.largestAllocation else {
+            throw invalidByteCount(byteCount)
         }
+        // Counted only when they fit under the hard limit, compared and added in one step, so that a
+        // refused allocation leaves no trace in the count another thread (the limit enforcer) reads.
+        let limit = hardLimit.load(ordering: .relaxed)
+        var heapBytes = allocated.load(ordering: .relaxed)
+        while true {
+            guard byteCount <= limit - heapBytes else {
+                throw refuseOverHardLimit(byteCount, heapBytes: heapBytes, hardLimit: limit)
+            }
+            let (exchanged, original) = allocated.weakCompareExchange(
+                expected: heapBytes, desired: heapBytes + byteCount, ordering: .sequentiallyConsistent
+            )
+            if exchanged { break }
+            heapBytes = original
+        }
+        heapBytes += byteCount
         // Counted before the closed check, and close() sets the flag before it reads the count: an
         // allocation racing a close either sees the heap closed or is seen by it.
-        let heapBytes = allocated.wrappingAdd(byteCount, ordering: .sequentiallyConsistent).newValue
         guard !closed.load(ordering: .sequentiallyConsistent) else {
             remove(byteCount)
             throw .heapClosed(app)
@@ -167,10 +180,7 @@ public final class AppHeap: Sendable {
         guard let accountReference else { return heapBytes }
         let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
             do throws(MemoryPressureError) {
-                try account.admit(
-                    byteCount, heap: self, heapBytes: heapBytes - byteCount, hardLimit: hardLimit.load(ordering: .relaxed),
-                    faultedInLater: byteCount >= Self.prefaultThreshold
-                )
+                try account.admit(byteCount, heap: self, faultedInLater: byteCount >= Self.prefaultThreshold)
                 return nil
             } catch {
                 return error
@@ -181,6 +191,30 @@ public final class AppHeap: Sendable {
             throw refusal
         }
         return heapBytes
+    }
+
+    /// The error for a byte count of 0 or less, or past ``largestAllocation``.
+    @inline(never)
+    private func invalidByteCount(_ byteCount: Int) -> MemoryPressureError {
+        guard byteCount > 0 else {
+            do {
+                try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
+            } catch {
+                return .allocationFailed(error, app: app)
+            }
+            preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
+        }
+        return .allocationTooLarge(app: app, bytes: byteCount, maximum: Self.largestAllocation)
+    }
+
+    /// The refusal of `byteCount` bytes past the hard limit, recorded by the account when the heap
+    /// has one.
+    @inline(never)
+    private func refuseOverHardLimit(_ byteCount: Int, heapBytes: Int, hardLimit: Int) -> MemoryPressureError {
+        guard let account else {
+            return .heapOverHardLimit(app: app, bytes: byteCount, heapBytes: heapBytes, hardLimit: hardLimit)
+        }
+        return account.refuse(byteCount, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
     }
 
     /// Allocates admitted bytes in `ownArena`, or in the pool when nil, and faults large ones in.

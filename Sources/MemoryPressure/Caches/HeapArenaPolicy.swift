@@ -34,7 +34,4 @@ package struct HeapArenaPolicy: Hashable, Sendable {
     static func returnOwnArena() {
         ownArenas.subtract(1, ordering: .relaxed)
     }
-
-    /// The own arenas in the process now.
-    package static var ownArenaCount: Int { ownArenas.load(ordering: .relaxed) }
 }

@@ -55,8 +55,9 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
     @usableFromInline var newest = none
     @usableFromInline var oldest = none
 
-    /// The sum of the entries' costs.
-    @usableFromInline var totalCost = 0
+    /// The sum of the entries' costs, exact: 16,777,214 costs of up to `Int.max` each overflow an
+    /// `Int` but not an `Int128`.
+    @usableFromInline var totalCost: Int128 = 0
 
     @inlinable
     init(reservingCapacity capacity: Int = 0) {
@@ -90,7 +91,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         if let index = found {
             let entry = entries + Int(index)
             let replaced = entry.pointee.value
-            totalCost += cost - entry.pointee.cost
+            totalCost += Int128(cost) - Int128(entry.pointee.cost)
             entry.pointee.value = value
             entry.pointee.cost = cost
             moveToNewest(index)
@@ -104,7 +105,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         (entries + count).initialize(to: Entry(key: key, value: value, cost: cost, older: newest, newer: Self.none))
         count += 1
         linkAsNewest(index)
-        totalCost += cost
+        totalCost += Int128(cost)
         if count * 2 > tableMask + 1 {
             rebuildTable(size: (tableMask + 1) * 2)
         } else {
@@ -130,7 +131,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
     /// each one `shouldRemove` accepts and passing it to `removed`.
     @inlinable
     mutating func trim(
-        while needsMore: (_ count: Int, _ totalCost: Int) -> Bool,
+        while needsMore: (_ count: Int, _ totalCost: Int128) -> Bool,
         removingIf shouldRemove: (Value) -> Bool,
         _ removed: (Removed) -> Void
     ) {
@@ -282,7 +283,7 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
             relink(index)
         }
         count -= 1
-        totalCost -= entry.cost
+        totalCost -= Int128(entry.cost)
         return (entry.key, entry.value, entry.cost)
     }
 

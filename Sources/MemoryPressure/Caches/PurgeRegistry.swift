@@ -27,6 +27,9 @@ package final class PurgeRegistry: Sendable {
     }
 
     private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
+    /// Caches, stores and heaps registered or made so far: a change the ladder waits for when it
+    /// rests.
+    private let registrationCount = Atomic<Int>(0)
     /// Where the heaps' allocations are admitted, when a memory system keeps an account.
     private let account: FootprintAccount?
     /// When the heaps take arenas of their own.
@@ -55,6 +58,7 @@ package final class PurgeRegistry: Sendable {
             if let heap = apps[app]?.heap { return heap }
             made.setHardLimit(apps[app]?.hardLimit)
             apps[app, default: AppEntries()].heap = made
+            registrationCount.add(1, ordering: .relaxed)
             return made
         }
     }
@@ -70,6 +74,7 @@ package final class PurgeRegistry: Sendable {
 
     /// Registers `cache` under its owner.
     package func register(_ cache: any Purgeable) {
+        registrationCount.add(1, ordering: .relaxed)
         apps.withLock { apps in
             apps[cache.owner, default: AppEntries()].prune()
             apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
@@ -78,6 +83,7 @@ package final class PurgeRegistry: Sendable {
 
     /// Registers `store` under `app`.
     package func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
+        registrationCount.add(1, ordering: .relaxed)
         apps.withLock { apps in
             apps[app, default: AppEntries()].prune()
             apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
@@ -85,6 +91,9 @@ package final class PurgeRegistry: Sendable {
     }
 
     /// The owners with a heap, a cache or a store registered.
+    /// How many caches, stores and heaps have been registered or made so far.
+    var registrations: Int { registrationCount.load(ordering: .relaxed) }
+
     package var owners: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
 
     /// `app`'s live caches.
@@ -101,7 +110,7 @@ package final class PurgeRegistry: Sendable {
     /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere.
     package func footprint(of app: AppIdentifier) -> AppFootprint {
         let heapBytes = apps.withLock { $0[app]?.heap?.allocatedBytes } ?? 0
-        let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0 + $1.totalCost }
+        let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0.addingClamped($1.totalCost) }
         return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
     }
 
@@ -193,5 +202,5 @@ public struct AppFootprint: Hashable, Sendable {
     }
 
     /// The footprint.
-    public var totalBytes: Int { heapBytes + declaredBytesOutsideHeap }
+    public var totalBytes: Int { heapBytes.addingClamped(declaredBytesOutsideHeap) }
 }

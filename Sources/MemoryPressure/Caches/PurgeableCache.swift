@@ -142,7 +142,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// Removes least recently used entries until the total cost is at most `cost`.
     @discardableResult
     package func trim(toCost cost: Int) -> CachePurgeResult {
-        trim { count, _ in (count, cost) }
+        trim { count, _ in (count, Int128(cost)) }
     }
 
     /// Removes least recently used entries until at most `fraction` of the current total cost and
@@ -175,8 +175,8 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         trim(keeping: category.action(for: event).retainedFraction, quietly: true)
     }
 
-    /// The sum of the entries' declared costs.
-    public var totalCost: Int { entries.withLock { $0.totalCost } }
+    /// The sum of the entries' declared costs; `Int.max` when the sum is larger.
+    public var totalCost: Int { Int(clamping: entries.withLock { $0.totalCost }) }
 
     /// The number of entries.
     public var count: Int { entries.withLock { $0.count } }
@@ -185,20 +185,20 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     package var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
 
     @inlinable
-    func exceedsLimits(count: Int, totalCost: Int) -> Bool {
-        count > countLimit ?? Self.maximumCount || totalCost > costLimit ?? .max
+    func exceedsLimits(count: Int, totalCost: Int128) -> Bool {
+        count > countLimit ?? Self.maximumCount || costLimit.map { totalCost > Int128($0) } ?? false
     }
 
     private func trim(keeping fraction: Double, quietly: Bool = false) -> CachePurgeResult {
         guard fraction < 1 else { return CachePurgeResult() }
-        return trim(quietly: quietly) { count, totalCost in (Int(Double(count) * fraction), Int(Double(totalCost) * fraction)) }
+        return trim(quietly: quietly) { count, totalCost in (Int(Double(count) * fraction), Int128(Double(totalCost) * fraction)) }
     }
 
     /// Removes purgeable entries, least recently used first, until the count and total cost are at
     /// most the targets computed from the current ones.
     private func trim(
         quietly: Bool = false,
-        to targets: (_ count: Int, _ totalCost: Int) -> (count: Int, totalCost: Int)
+        to targets: (_ count: Int, _ totalCost: Int128) -> (count: Int, totalCost: Int128)
     ) -> CachePurgeResult {
         let evicted = entries.withLock { entries in
             let kept = targets(entries.count, entries.totalCost)
@@ -242,7 +242,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         mutating func append(_ removed: LRUList<Key, Value>.Removed) {
             if first == nil { first = removed } else { rest.append(removed) }
             result.removedCount += 1
-            result.releasedCost += removed.cost
+            result.releasedCost = result.releasedCost.addingClamped(removed.cost)
         }
 
         @inlinable

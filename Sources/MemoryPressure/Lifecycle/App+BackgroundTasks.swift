@@ -28,7 +28,7 @@ extension App {
     public nonisolated func beginBackgroundTask(
         expirationHandler: @escaping @Sendable (isolated App) -> Void
     ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
-        try record.withLock { record throws(MemoryPressureError) in
+        try withRecord { record throws(MemoryPressureError) in
             guard record.state.isRunning else {
                 throw .invalidTransition(
                     app: identifier, transition: .beginBackgroundTask, from: record.state,
@@ -54,7 +54,7 @@ extension App {
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask``
     ///   when the task is not open (already ended, or ended by a termination).
     public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
-        try record.withLock { record throws(MemoryPressureError) in
+        try withRecord { record throws(MemoryPressureError) in
             guard record.backgroundTasks.removeValue(forKey: task) != nil else {
                 throw .unknownBackgroundTask(app: identifier, task)
             }
@@ -64,13 +64,13 @@ extension App {
 
     /// The number of open background tasks.
     public nonisolated var openBackgroundTaskCount: Int {
-        record.withLock { $0.backgroundTasks.count }
+        withRecord { $0.backgroundTasks.count }
     }
 
     /// Runs the expiration handlers of the tasks still open, oldest first, while the app is still in
     /// the same launch and in the background.
     func runExpirationHandlers(generation: Int) {
-        let open = record.withLock { record in
+        let open = withRecord { record in
             record.generation == generation && record.state == .background
                 ? record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue } : []
         }
@@ -79,7 +79,7 @@ extension App {
             // the app does not suspend before it returns (when it ends the last task, say).
             guard let hold = holdSuspension() else { return }
             defer { release(hold) }
-            let due = record.withLock { record in
+            let due = withRecord { record in
                 record.generation == generation && record.state == .background && record.backgroundTasks[task] != nil
             }
             if due { open.expirationHandler(self) }

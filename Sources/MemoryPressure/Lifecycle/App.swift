@@ -141,19 +141,19 @@ public actor App {
     /// (``AppConfiguration/backgroundTaskTimeLimit``, counted from entering the background); nil
     /// while the app is in the foreground or not running, where no limit applies.
     public nonisolated var backgroundTimeRemaining: Duration? {
-        record.withLock { record in
+        withRecord { record in
             record.backgroundSince.map { max(.zero, configuration.backgroundTaskTimeLimit - (.now - $0)) }
         }
     }
 
     /// Why the app was last terminated, or nil when it is running or was never terminated.
     public nonisolated var terminationReason: TerminationReason? {
-        record.withLock { $0.terminationReason }
+        withRecord { $0.terminationReason }
     }
 
-    /// The options the app was launched with.
-    public var launchOptions: LaunchOptions {
-        record.withLock { $0.launchOptions }
+    /// The options the app was launched with (the current or last launch).
+    public nonisolated var launchOptions: LaunchOptions {
+        withRecord { $0.launchOptions }
     }
 
     /// The app's notification center.
@@ -321,7 +321,9 @@ public actor App {
     /// it in, however the calls interleave.
     @discardableResult
     nonisolated func terminate(reason: TerminationReason, from states: [AppState]) async throws(MemoryPressureError) -> AppState {
-        let state = try await transition(.terminate, accepted: states) { record in
+        // What the termination did is `notRunning`, whatever a relaunch has done since: the state
+        // read after the wait could already be the next launch's.
+        _ = try await transition(.terminate, accepted: states) { record in
             guard record.state != .suspended else {
                 end(&record, reason: reason)
                 return []
@@ -330,7 +332,8 @@ public actor App {
             return [.callback(.willTerminate), .terminate(reason)]
         }
         await drained(within: configuration.terminationDeadline)
-        return state
+        await eventsDelivered()
+        return .notRunning
     }
 
     // MARK: Machinery
@@ -345,7 +348,7 @@ public actor App {
         resuming: ([AppNotification]) -> [LifecycleStep] = { _ in [] }
     ) async throws(MemoryPressureError) -> AppState {
         let completion = Completion<Void>()
-        try record.withLock { record throws(MemoryPressureError) in
+        try withRecord { record throws(MemoryPressureError) in
             guard accepted.contains(record.state) else {
                 throw .invalidTransition(app: identifier, transition: transition, from: record.state, accepted: accepted)
             }
@@ -362,6 +365,7 @@ public actor App {
             }
         }
         await completion.value
+        await eventsDelivered()
         return state
     }
 
@@ -377,7 +381,7 @@ public actor App {
         let previous = record.state
         record.state = next
         publishStates(of: record)
-        events?.emit(.stateChanged(app: identifier, from: previous, to: next))
+        report(.stateChanged(app: identifier, from: previous, to: next), in: &record)
         switch next {
         case .background:
             if record.backgroundSince == nil { record.backgroundSince = .now }
@@ -386,7 +390,7 @@ public actor App {
             break
         case .notRunning, .inactive, .active:
             record.backgroundSince = nil
-            record.backgroundExpiry?.cancel()
+            record.backgroundExpiry.map(DeadlineTimers.shared.cancel)
             record.backgroundExpiry = nil
         }
     }
@@ -402,18 +406,21 @@ public actor App {
         let limit = configuration.backgroundTaskTimeLimit
         let warning = min(.seconds(1), limit / 4)
         let generation = record.generation
-        record.backgroundExpiry = Task.detached { [self] in
-            let clock = ContinuousClock()
-            guard (try? await clock.sleep(until: since + limit - warning)) != nil else { return }
+        record.backgroundExpiry = DeadlineTimers.shared.schedule(at: since + limit - warning) { [self] in
             perform { app in app.runExpirationHandlers(generation: generation) }
-            // The handlers get their warning on the run loop even when this task woke late (a busy
-            // machine): the end comes at the limit, or `warning` after they were posted if later.
-            guard (try? await clock.sleep(until: max(since + limit, clock.now + warning))) != nil else { return }
-            self.record.withLock { record in
-                guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
-                    return
+            // The handlers get their warning on the run loop even when this deadline ran late (a
+            // busy machine): the end comes at the limit, or `warning` after they were posted if
+            // later; unless this stay's expiry was disarmed meanwhile.
+            withRecord { record in
+                guard record.generation == generation, record.backgroundSince == since, record.backgroundExpiry != nil else { return }
+                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: max(since + limit, .now + warning)) { [self] in
+                    withRecord { record in
+                        guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
+                            return
+                        }
+                        end(&record, reason: .backgroundTaskExpired)
+                    }
                 }
-                end(&record, reason: .backgroundTaskExpired)
             }
         }
     }
@@ -430,7 +437,7 @@ public actor App {
 
     /// Whether the app is still in `generation` (not terminated since).
     nonisolated func isCurrent(_ generation: Int) -> Bool {
-        record.withLock { $0.generation == generation }
+        withRecord { $0.generation == generation }
     }
 
     private func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
@@ -457,29 +464,28 @@ public actor App {
     /// Calls the delegate. For a callback with a deadline, a timer off the run loop terminates the
     /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
     private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<Void>) {
-        var timer: Task<Void, Never>?
+        var timer: DeadlineTimers.Token?
         if let (limit, reason) = callback.deadline(in: configuration) {
             if callback == .willFinishLaunching { launchStart = .now }
             let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
-            timer = Task.detached { [self] in
-                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            timer = DeadlineTimers.shared.schedule(at: deadline) { [self] in
                 terminateNow(reason: reason, generation: generation)
                 completion.resolve(())
             }
         }
-        record.withLock { record in
+        withRecord { record in
             guard record.generation == generation else { return }
             record.callbackState = callback.reportedState(launchingInBackground: record.launchOptions.reason.launchesInBackground)
             publishStates(of: record)
         }
         defer {
-            timer?.cancel()
-            record.withLock { record in
+            timer.map(DeadlineTimers.shared.cancel)
+            withRecord { record in
                 record.callbackState = nil
                 publishStates(of: record)
             }
         }
-        events?.emit(.callback(app: identifier, callback))
+        report(.callback(app: identifier, callback))
         switch callback {
         case .willFinishLaunching: delegate?.willFinishLaunching(self, options: launchOptions)
         case .didFinishLaunching: delegate?.didFinishLaunching(self, options: launchOptions)
@@ -495,7 +501,7 @@ public actor App {
     /// Ends one entry into the background once its `didEnterBackground` has returned, and suspends
     /// the app if nothing keeps it running: not another entry, queued since.
     nonisolated func finishEnteringBackground(generation: Int) {
-        record.withLock { record in
+        withRecord { record in
             guard record.generation == generation else { return }
             record.backgroundEntriesUnderWay -= 1
             suspendIfIdle(&record)
@@ -504,7 +510,7 @@ public actor App {
 
     /// Suspends the app if nothing keeps it running, if it is still in `generation`.
     nonisolated func suspendIfIdle(generation: Int) {
-        record.withLock { record in
+        withRecord { record in
             guard record.generation == generation else { return }
             suspendIfIdle(&record)
         }
@@ -530,7 +536,7 @@ public actor App {
     /// The app stays in its state (it may still move to the foreground, or be terminated) until
     /// the hold is released; the last release suspends it if it should be by then.
     nonisolated func holdSuspension(orQueue notification: AppNotification? = nil) -> SuspensionHold? {
-        record.withLock { record in
+        withRecord { record in
             guard record.state.isRunning else {
                 if record.state == .suspended, let notification { notificationRegistry.queue(notification) }
                 return nil
@@ -542,7 +548,7 @@ public actor App {
 
     /// Releases a hold from ``holdSuspension(orQueue:)``: the app suspends now if it should.
     nonisolated func release(_ hold: SuspensionHold) {
-        record.withLock { record in
+        withRecord { record in
             guard record.generation == hold.generation else { return }
             record.suspensionHolds -= 1
             suspendIfIdle(&record)
@@ -551,7 +557,7 @@ public actor App {
 
     /// Terminates the app at once, without a callback, if it is still in `generation`.
     nonisolated func terminateNow(reason: TerminationReason, generation: Int) {
-        record.withLock { record in
+        withRecord { record in
             guard record.generation == generation, record.state != .notRunning else { return }
             end(&record, reason: reason)
         }
@@ -565,7 +571,7 @@ public actor App {
         // What the app's objects freed sits in this thread's cache until flushed: give it back, so
         // the memory the termination freed is really free when the system measures.
         try? Jemalloc.flushThreadCache()
-        events?.emit(.released(app: identifier))
+        report(.released(app: identifier))
     }
 
     /// Returns once everything posted to the app's run loop before this call has run (after a
@@ -593,7 +599,7 @@ public actor App {
         publishStates(of: record)
         record.backgroundTasks = [:]
         notificationRegistry.close()
-        events?.emit(.terminated(app: identifier, reason: reason, state: state))
+        report(.terminated(app: identifier, reason: reason, state: state), in: &record)
         perform { app in app.releaseAfterTermination() }
     }
 }

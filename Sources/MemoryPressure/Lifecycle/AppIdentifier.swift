@@ -8,7 +8,7 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
     public static let maximumByteCount = 255
 
     /// Validates `rawValue`: between 1 and 255 UTF-8 bytes, no `/` or `\`, not `.` or `..`, no
-    /// control characters.
+    /// control characters, and not the text of ``service``, which is reserved.
     ///
     /// - Parameter rawValue: The identifier's text.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidIdentifier`` when the
@@ -30,6 +30,9 @@ public struct AppIdentifier: Hashable, Comparable, Sendable, Codable, CustomStri
         }
         if rawValue.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .invalidIdentifier(rawValue, reason: "contains a control character")
+        }
+        if rawValue == Self.service.rawValue {
+            throw .reservedIdentifier(rawValue)
         }
         self.rawValue = rawValue
     }

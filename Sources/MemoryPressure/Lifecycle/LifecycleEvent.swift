@@ -1,13 +1,16 @@
 /// One thing that happened in an app's lifecycle, for checkers and recorders of invariants.
 ///
-/// Per app, `stateChanged` and `terminated` events come in the order the system decided them, and
-/// `callback` and `delivered` events in the order the callbacks and observers ran on the app's run
-/// loop; a state change is decided (and reported) when the transition is requested, before its
-/// callbacks run.
+/// Per app, events come in the order the system decided them: `stateChanged` and `terminated` as the
+/// transition is requested, before its callbacks run; `callback` and `delivered` as the callbacks and
+/// observers begin on the app's run loop. They are delivered with none of the system's locks held,
+/// one at a time per app, on the thread that made the change or on one delivering the app's earlier
+/// events at the time; so an observer may read any property of the app and call any method of it or
+/// of the system, and may hear of a callback while it already runs. A transition (``App/launch(options:)``
+/// and the rest) returns once the events it decided have been delivered.
 public enum LifecycleEvent: Hashable, Sendable {
     /// The app moved from one state to another.
     case stateChanged(app: AppIdentifier, from: AppState, to: AppState)
-    /// A delegate callback is about to run on the app's run loop.
+    /// A delegate callback begins on the app's run loop.
     case callback(app: AppIdentifier, LifecycleCallback)
     /// A notification is about to be delivered to the app's observers on its run loop (once per
     /// delivery, whatever the number of observers); a memory warning's comes after its

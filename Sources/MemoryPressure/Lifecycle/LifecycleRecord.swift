@@ -1,3 +1,5 @@
+import DequeModule
+
 /// The part of an app's lifecycle the system reads and changes from outside the app's run loop, so
 /// that it can validate transitions and terminate an app whose run loop is blocked. Guarded by the
 /// app's mutex.
@@ -14,7 +16,7 @@ struct LifecycleRecord {
     var backgroundSince: ContinuousClock.Instant?
     /// Ends the background time of this stay: runs the expiration handlers shortly before it runs
     /// out and terminates the app if a task is still open when it has. Nil when none is armed.
-    var backgroundExpiry: Task<Void, Never>?
+    var backgroundExpiry: DeadlineTimers.Token?
     /// Incremented at each termination: run-loop work of an earlier generation does nothing.
     var generation = 0
     /// `willTerminate` is queued or running.
@@ -35,6 +37,8 @@ struct LifecycleRecord {
     var backgroundTasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
     /// The next background task's identifier.
     var nextBackgroundTask = 1
+    /// The lifecycle events decided and not yet delivered.
+    var outbox = EventOutbox()
 
     /// An open background task.
     struct BackgroundTask {
@@ -121,4 +125,62 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
 
     /// The transition's name, as error messages give it.
     package var description: String { rawValue }
+}
+
+/// An app's lifecycle events, decided under its lock and delivered once the lock is released: in
+/// the order they were decided, by one thread at a time, so that no observer runs under the lock
+/// and no two events of one app are delivered out of order or at once.
+///
+/// Whoever releases the lock with events waiting and nobody delivering them delivers them all,
+/// including those other threads add meanwhile; those threads go on at once. A transition waits
+/// for the events it decided before it returns (``App/eventsDelivered()``), so that its caller and
+/// the system's bookkeeping see them as done.
+struct EventOutbox {
+    private var pending: Deque<LifecycleEvent> = []
+    private var isDelivering = false
+    /// Events added so far.
+    private var added = 0
+    /// Events delivered so far.
+    private var delivered = 0
+    /// Waiters for the events added up to a count.
+    private var waiters: [(through: Int, completion: Completion<Void>)] = []
+
+    /// Adds `event` to those waiting for delivery.
+    mutating func add(_ event: LifecycleEvent) {
+        pending.append(event)
+        added += 1
+    }
+
+    /// Takes on the delivery when events wait and nobody delivers them; true when the caller is
+    /// now the one to deliver them (``next(afterDelivering:)`` until it returns nil).
+    mutating func claimDelivery() -> Bool {
+        guard !isDelivering, !pending.isEmpty else { return false }
+        isDelivering = true
+        return true
+    }
+
+    /// For the thread delivering: counts the event it has just delivered, if any, and hands it the
+    /// next one and the waiters now satisfied; no next event ends its delivery.
+    mutating func next(afterDelivering hasDelivered: Bool) -> (event: LifecycleEvent?, satisfied: [Completion<Void>]) {
+        if hasDelivered { delivered += 1 }
+        var satisfied: [Completion<Void>] = []
+        if !waiters.isEmpty {
+            let delivered = delivered
+            satisfied = waiters.filter { $0.through <= delivered }.map(\.completion)
+            waiters.removeAll { $0.through <= delivered }
+        }
+        guard let event = pending.popFirst() else {
+            isDelivering = false
+            return (nil, satisfied)
+        }
+        return (event, satisfied)
+    }
+
+    /// A completion resolved once every event added so far is delivered; nil when they are.
+    mutating func waitForDelivery() -> Completion<Void>? {
+        guard delivered < added else { return nil }
+        let completion = Completion<Void>()
+        waiters.append((added, completion))
+        return completion
+    }
 }

@@ -137,7 +137,7 @@ extension App {
         // Under the app's lock: the launch running now has queued its callbacks by then (a launch
         // under way too), and the warning comes after them. An app that runs no launch now (it
         // stopped since it was chosen) is not warned, nor is the launch that follows.
-        guard let generation = record.withLock({ $0.state.isRunning ? $0.generation : nil }) else {
+        guard let generation = withRecord({ $0.state.isRunning ? $0.generation : nil }) else {
             completion.resolve(WarningDelivery.Receipt())
             return completion
         }
@@ -155,7 +155,7 @@ extension App {
         guard let hold = holdSuspension() else { return receipt }
         defer { release(hold) }
         guard hold.generation == generation else { return receipt }
-        events?.emit(.callback(app: identifier, .didReceiveMemoryWarning))
+        report(.callback(app: identifier, .didReceiveMemoryWarning))
         delegate?.didReceiveMemoryWarning(self, warning: warning)
         receipt.delegates = 1
         rootViewController?.forEachInTree { controller in

@@ -125,7 +125,7 @@ final class NotificationRegistry: Sendable {
     /// when its turn comes, so an observer may remove itself or others during delivery. Returns how
     /// many were called.
     func deliver(_ notification: AppNotification, in app: isolated App) -> Int {
-        app.events?.emit(.delivered(app: app.identifier, notification.name))
+        app.report(.delivered(app: app.identifier, notification.name))
         let snapshot = state.withLock { state in
             state.observers.filter { $0.name == nil || $0.name == notification.name }
         }

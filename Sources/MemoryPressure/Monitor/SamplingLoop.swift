@@ -51,11 +51,11 @@ struct SamplingLoop: Sendable {
             }
             fullNow = false
 
-            var descriptors = [pollfd(fd: control.wakeDescriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
-            let ready = poll(&descriptors, nfds_t(descriptors.count), Self.milliseconds(until: nextTick))
+            var descriptors = [pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
+            let ready = poll(&descriptors, nfds_t(descriptors.count), WakePipe.milliseconds(until: nextTick))
             guard ready > 0 else { continue }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
-                control.drainWake()
+                control.wake.drain()
             }
             let wake = watches.take(descriptors.dropFirst(), logger: configuration.logger)
             if let level = wake.pressureLevel {
@@ -130,14 +130,5 @@ struct SamplingLoop: Sendable {
         if cheap.time - lastFull.time >= configuration.allocatorRefreshInterval { return true }
         guard let footprint = cheap.footprintBytes, let previous = lastFull.footprint else { return false }
         return abs(footprint - previous) >= configuration.allocatorRefreshBytes
-    }
-
-    /// Milliseconds from now until `deadline`, rounded up, for `poll`.
-    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
-        let remaining = deadline - .now
-        guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(clamping: milliseconds)
     }
 }

@@ -38,7 +38,7 @@ extension App {
             options.restoredState = try stateArchive.load(for: identifier)
         } catch {
             options.restorationFailure = error
-            events?.emit(.restorationFailed(app: identifier, error))
+            report(.restorationFailed(app: identifier, error))
         }
         return options
     }

@@ -22,6 +22,9 @@ final class HostedApps: Sendable {
     }
 
     private let index = Mutex(Index())
+    /// How many times an app has moved into the background or suspension: each is one more app the
+    /// ladder may purge or terminate, a change it waits for when it rests.
+    private let reclaimableArrivalCount = Atomic<Int>(0)
 
     /// Adds the app `make` returns under `identifier`, unless one is there already.
     func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemoryPressureError) -> App {
@@ -42,11 +45,17 @@ final class HostedApps: Sendable {
             if state != .notRunning {
                 index.byState[state, default: [:]][identifier] = entry.app
             }
+            if state == .background || state == .suspended {
+                reclaimableArrivalCount.add(1, ordering: .relaxed)
+            }
             if entry.limits != .none {
                 index.limitedInUse[identifier] = state == .notRunning ? nil : entry
             }
         }
     }
+
+    /// How many times an app has moved into the background or suspension so far.
+    var reclaimableArrivals: Int { reclaimableArrivalCount.load(ordering: .relaxed) }
 
     /// The app registered as `identifier`.
     func app(_ identifier: AppIdentifier) -> App? {

@@ -47,6 +47,31 @@ struct ReclamationLadder {
     /// Whether the episode under way was announced (a rise or a repeat), which decides how loudly
     /// the run that closes it is logged.
     private var announced = false
+    /// Set when a run ended above target with nothing left to reclaim: until something changes,
+    /// samples do not run the ladder again (announcements still do).
+    private var rest: Rest?
+
+    /// What the ladder waits for while it rests: the footprint rising by ``step`` above where it
+    /// rested, the level rising, or something new to reclaim (an app entering the background or
+    /// suspension; a cache, store or heap registered).
+    struct Rest: Equatable {
+        let footprint: Int
+        let level: PressureLevel
+        let reclaimableArrivals: Int
+        let registrations: Int
+
+        /// How far the footprint rises before the ladder runs again: 1/32 of the budget, at least
+        /// 1 MiB.
+        static func step(budgetBytes: Int) -> Int {
+            max(1 << 20, budgetBytes / 32)
+        }
+
+        /// Whether the ladder should still rest at `footprint` and `level`, with the counts now.
+        func holds(footprint: Int, level: PressureLevel, reclaimableArrivals: Int, registrations: Int, step: Int) -> Bool {
+            footprint < self.footprint + step && level <= self.level
+                && reclaimableArrivals == self.reclaimableArrivals && registrations == self.registrations
+        }
+    }
 
     init(
         apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, account: FootprintAccount, terminator: Terminator,
@@ -76,6 +101,7 @@ struct ReclamationLadder {
             ])
             guard change.level > .normal else {
                 crossingTime = nil
+                rest = nil
                 return
             }
             if change.kind == .fall {
@@ -97,6 +123,13 @@ struct ReclamationLadder {
         if let lastRunEnd, sample.time < lastRunEnd { return }
         guard let footprint = sample.footprintBytes, footprint > target else {
             crossingTime = nil
+            rest = nil
+            return
+        }
+        if let rest, rest.holds(
+            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations,
+            step: Rest.step(budgetBytes: configuration.budget.totalBytes)
+        ) {
             return
         }
         beginEpisode(at: sample)
@@ -138,6 +171,7 @@ struct ReclamationLadder {
             run.latency = footprint.time - run.crossingTime
             crossingTime = nil
         }
+        noteRest(after: run, level: level, footprint: footprint.footprintBytes)
         let closesAnnouncedEpisode = announced && run.latency != nil
         logger.log(level: warn || closesAnnouncedEpisode ? .info : .debug, "reclamation ladder ran", metadata: [
             "level": "\(level)", "footprint": "\(run.footprintAfterBytes.map(String.init) ?? "unknown")",
@@ -145,6 +179,28 @@ struct ReclamationLadder {
             "steps": "\(run.steps.map(\.step.description).joined(separator: ","))",
         ])
         journal.ran(run)
+    }
+
+    /// Rests after a run that ended above target having reclaimed nothing (no bytes purged, no app
+    /// terminated), saying so once; any other run ends the rest.
+    private mutating func noteRest(after run: LadderRun, level: PressureLevel, footprint: Int?) {
+        let reclaimedNothing = run.steps.allSatisfy { $0.releasedBytes == 0 && $0.terminated.isEmpty }
+        guard run.latency == nil, reclaimedNothing, let footprint else {
+            rest = nil
+            return
+        }
+        let wasResting = rest != nil
+        rest = Rest(
+            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations
+        )
+        guard !wasResting else { return }
+        logger.notice("reclamation ladder rests: nothing left to reclaim above target", metadata: [
+            "level": "\(level)", "footprint": "\(footprint)", "target": "\(target)",
+            "until": .string(
+                "the footprint rises by \(Rest.step(budgetBytes: configuration.budget.totalBytes)) bytes, the level rises, "
+                    + "or an app, cache, store or heap is added"
+            ),
+        ])
     }
 
     /// Purges the caches and stores of suspended and background apps (every app's at critical), and

@@ -30,7 +30,4 @@ struct VictimHeap {
     mutating func popLargest() -> App? {
         heap.popMax()?.app
     }
-
-    /// How many candidates are left.
-    var count: Int { heap.count }
 }

@@ -40,15 +40,12 @@ final class Completion<Value: Sendable>: Sendable {
 
     /// The value, or nil when it has not arrived within `timeout` or, for a `cancellable` wait, when
     /// the task is cancelled first. A wait that is not cancellable runs its course in a cancelled
-    /// task too, so work that must finish (a shutdown) still waits for what it started. The timer
-    /// is a detached task, cancelled as soon as the wait ends.
+    /// task too, so work that must finish (a shutdown) still waits for what it started. The timeout
+    /// is a deadline of ``DeadlineTimers``, cancelled as soon as the wait ends.
     func value(timeout: Duration, cancellable: Bool = true) async -> Value? {
         let waiter = makeWaiter()
-        let timer = Task.detached { [self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            expire(waiter)
-        }
-        defer { timer.cancel() }
+        let timer = DeadlineTimers.shared.schedule(at: .now + timeout) { [self] in expire(waiter) }
+        defer { DeadlineTimers.shared.cancel(timer) }
         return await wait(waiter, cancellable: cancellable)
     }
 

@@ -10,13 +10,16 @@ import Synchronization
 /// for await change in monitor.events.stream() { … }
 /// ```
 ///
-/// An observer is called on the thread that emits the event, in order, and misses nothing; it must
-/// return quickly. A stream buffers for its own task, and a reader that falls behind loses the
+/// An observer is called on the thread that emits the event, in order, and misses nothing, with none
+/// of the library's locks held: it may read any property and call any method of the library. It
+/// must return quickly and must not wait for the emitter. A stream buffers for its own task, and a reader that falls behind loses the
 /// oldest events beyond its buffer limit. Observing lasts as long as its ``ObservationToken``:
 /// cancel the token, or let it go.
 public final class EventSource<Event: Sendable>: Sendable {
     private struct State {
-        var observers: [UInt64: @Sendable (Event) -> Void] = [:]
+        /// In the order they began observing: the system's own bookkeeping, which observes first,
+        /// hears each event before any user's observer.
+        var observers: [(identifier: UInt64, observer: @Sendable (Event) -> Void)] = []
         var streams: [UInt64: AsyncStream<Event>.Continuation] = [:]
         var nextIdentifier: UInt64 = 0
 
@@ -40,21 +43,22 @@ public final class EventSource<Event: Sendable>: Sendable {
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) -> ObservationToken {
         let identifier = state.withLock { state in
             let identifier = state.makeIdentifier()
-            state.observers[identifier] = observer
+            state.observers.append((identifier, observer))
             return identifier
         }
         return ObservationToken { [weak self] in
-            self?.state.withLock { _ = $0.observers.removeValue(forKey: identifier) }
+            self?.state.withLock { $0.observers.removeAll { $0.identifier == identifier } }
         }
     }
 
     /// The events from now on, as an `AsyncStream`, until the source finishes its streams (a
     /// monitor that stops) or the reader stops iterating.
     ///
-    /// - Parameter bufferLimit: How many events the stream keeps for a reader that falls behind;
-    ///   beyond that, the oldest are dropped.
+    /// - Parameter bufferLimit: How many events the stream keeps for a reader that falls behind,
+    ///   1 or more; beyond that, the oldest are dropped.
     /// - Returns: A stream for one reader.
     public func stream(bufferLimit: Int = 1024) -> AsyncStream<Event> {
+        precondition(bufferLimit >= 1, "stream(bufferLimit:) keeps 1 or more events, not \(bufferLimit)")
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         let identifier = state.withLock { state in
             let identifier = state.makeIdentifier()
@@ -69,7 +73,7 @@ public final class EventSource<Event: Sendable>: Sendable {
 
     /// Passes `event` to the streams, then to the observers, outside the lock.
     func emit(_ event: Event) {
-        let (observers, streams) = state.withLock { (Array($0.observers.values), Array($0.streams.values)) }
+        let (observers, streams) = state.withLock { ($0.observers.map(\.observer), Array($0.streams.values)) }
         for stream in streams { stream.yield(event) }
         for observer in observers { observer(event) }
     }

@@ -98,3 +98,13 @@ extension Substring {
         drop(while: \.isWhitespace).trimmingSuffix(while: \.isWhitespace)
     }
 }
+
+extension Int {
+    /// The sum, or `Int.max` (`Int.min`) where it would overflow: for sums of byte counts and
+    /// declared costs, each of which may be as large as `Int.max`.
+    @inlinable
+    package func addingClamped(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+}

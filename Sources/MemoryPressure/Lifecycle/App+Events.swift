@@ -1,0 +1,50 @@
+// How an app's lifecycle events leave its lock: a change made under the lock adds its events to the
+// record's outbox; whoever releases the lock delivers them, in order, with no lock held. Observers,
+// the system's own bookkeeping included, may then read any property of the app and call any of its
+// methods.
+
+extension App {
+    /// Runs `body` under the record's lock, then, with the lock released, delivers the events it
+    /// added (and any others waiting) unless another thread is delivering them already.
+    nonisolated func withRecord<Result: Sendable, Failure: Error>(
+        _ body: (inout LifecycleRecord) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let (result, delivers) = try record.withLock { record throws(Failure) in
+            let result = try body(&record)
+            return (result, record.outbox.claimDelivery())
+        }
+        if delivers { deliverEvents() }
+        return result
+    }
+
+    /// Adds `event` to the events delivered once the record's lock is released. Called under it.
+    nonisolated func report(_ event: LifecycleEvent, in record: inout LifecycleRecord) {
+        if events != nil { record.outbox.add(event) }
+    }
+
+    /// Reports `event`, delivered in order after every event the app decided before it. Called
+    /// with no lock held.
+    nonisolated func report(_ event: LifecycleEvent) {
+        withRecord { record in report(event, in: &record) }
+    }
+
+    /// Returns once every event the app has decided so far is delivered.
+    nonisolated func eventsDelivered() async {
+        if let completion = record.withLock({ $0.outbox.waitForDelivery() }) {
+            await completion.value
+        }
+    }
+
+    /// Delivers the outbox's events one by one, outside the lock, until none is left; for the
+    /// thread that claimed the delivery.
+    private nonisolated func deliverEvents() {
+        var hasDelivered = false
+        while true {
+            let (event, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }
+            for completion in satisfied { completion.resolve(()) }
+            guard let event else { return }
+            events?.emit(event)
+            hasDelivered = true
+        }
+    }
+}
