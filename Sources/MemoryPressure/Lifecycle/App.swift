@@ -321,7 +321,9 @@ public actor App {
     /// it in, however the calls interleave.
     @discardableResult
     nonisolated func terminate(reason: TerminationReason, from states: [AppState]) async throws(MemoryPressureError) -> AppState {
-        let state = try await transition(.terminate, accepted: states) { record in
+        // What the termination did is `notRunning`, whatever a relaunch has done since: the state
+        // read after the wait could already be the next launch's.
+        _ = try await transition(.terminate, accepted: states) { record in
             guard record.state != .suspended else {
                 end(&record, reason: reason)
                 return []
@@ -330,7 +332,7 @@ public actor App {
             return [.callback(.willTerminate), .terminate(reason)]
         }
         await drained(within: configuration.terminationDeadline)
-        return state
+        return .notRunning
     }
 
     // MARK: Machinery
