@@ -121,10 +121,10 @@ struct EndToEndTests {
         #expect(report.scenario == "stampede" && report.manager)
         #expect(report.invariantViolations == [])
         #expect(report.appErrors == [])
-        // Under a sanitizer its shadow memory grows with every page the apps touch, outside any heap.
-        if !Sanitizers.areActive {
-            #expect(Double(report.peakFootprintBytes) <= 1.02 * Double(report.budgetBytes), "peak \(report.peakFootprintBytes) bytes")
-        }
+        // How close the peak stays to the budget is a figure of how fast the system reacts, and
+        // here eighty suites run beside the tool: `tools/ci-budget-hold` checks it (at most 1.02x,
+        // five seeds of this scenario and of eight-launches.json) with the tool run alone.
+        #expect(report.peakFootprintBytes > 0 && report.budgetBytes == 768 << 20)
         let refused = report.refusedAllocations.values.reduce(0, +)
         #expect(refused > 0 || !report.terminations.isEmpty, "the stampede must be refused or terminated")
         #expect((refused > 0) == (report.refusedBytes > 0), "the apps note what they go without")
