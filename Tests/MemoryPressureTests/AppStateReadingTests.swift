@@ -25,9 +25,10 @@ struct AppStateReadingTests {
         var isContentDiscarded: Bool { access.isDiscarded }
     }
 
-    /// The termination of a hosted app reads its caches' costs (its footprint) under the app's lock,
-    /// while a purge may be running the app's discard callback under a cache's lock: a callback that
-    /// reads the app's state must not wait for the app's lock.
+    /// The termination of a hosted app reads its caches' costs (its footprint), while a purge may be
+    /// running the app's discard callback under a cache's lock: a callback that reads the app's
+    /// state must not wait for the termination. The termination reads them with the app's lock
+    /// released (its bookkeeping runs after the lock), so the callback finds the lock free.
     @Test func aDiscardCallbackReadsItsAppsStateWhileTheAppIsTerminated() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 30, logger: silentLogger))
         let entered = DispatchSemaphore(value: 0)
@@ -54,8 +55,10 @@ struct AppStateReadingTests {
         }
         #expect(await LifecycleContractTests.wait(for: entered))
         async let termination = app.terminate(reason: .explicit)
-        // The termination holds the app's lock, waiting for the cache's.
-        #expect(await eventually { app.record.withLockIfAvailable { _ in } == nil })
+        // The termination has moved the app and waits for the cache's lock, not holding the app's.
+        #expect(await eventually { app.systemState == .notRunning })
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(app.record.withLockIfAvailable { _ in } != nil)
         gate.signal()
         #expect(await LifecycleContractTests.wait(for: purged))
         #expect(try await termination == .notRunning)

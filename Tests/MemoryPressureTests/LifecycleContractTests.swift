@@ -619,13 +619,15 @@ struct LifecycleContractTests {
         try await suspended.launch()
         #expect(try await suspended.enterBackground() == .suspended)
         try await system.running {
-            // The run that terminates the suspended app, then three more at critical, over target,
-            // with nothing left that the ladder may terminate.
+            // The run that terminates the suspended app, then one more at critical, over target,
+            // with nothing left that the ladder may terminate: the ladder rests there, and samples
+            // go on for a while in which it could still go wrong.
             #expect(await eventually {
                 let runs = system.ladderRuns
                 guard let first = runs.firstIndex(where: { $0.terminated(in: .terminateSuspended) }) else { return false }
-                return runs[(first + 1)...].filter { $0.level == .critical && $0.latency == nil }.count >= 3
+                return runs[(first + 1)...].contains { $0.level == .critical && $0.latency == nil }
             })
+            try await Task.sleep(for: .milliseconds(500))
         }
         #expect(system.terminations.filter { $0.reason == .systemPressure && $0.app != racer.identifier }.map(\.app) == [suspended.identifier])
         #expect(active.state == .active)

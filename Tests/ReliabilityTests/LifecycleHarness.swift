@@ -116,7 +116,7 @@ final class LifecycleHarness {
             case .terminate(let index):
                 try await apps[index].terminate(reason: .explicit)
                 // The app lets go of its controllers on its run loop: wait for it there.
-                _ = await apps[index].launchOptions
+                await apps[index].drained(within: .seconds(30))
             case .beginBackgroundTask(let index):
                 let identifier = try apps[index].beginBackgroundTask { _ in }
                 tasks[index][identifier.rawValue] = identifier
@@ -125,14 +125,17 @@ final class LifecycleHarness {
                 try apps[index].endBackgroundTask(tasks[index][task] ?? BackgroundTaskIdentifier(rawValue: task))
             case .post(let index, let name, let delta):
                 apps[index].notificationCenter.post(name: LifecycleModel.notificationName(name), payload: .delta(delta))
-                // Delivery is posted to the run loop: wait for it by running on the app's executor.
-                _ = await apps[index].launchOptions
+                // Delivery is posted to the run loop: wait for it there.
+                await apps[index].drained(within: .seconds(30))
             case .memoryWarning:
                 _ = await MemoryWarning(level: .warning).deliver(to: apps) { _ in 0 }
             }
         } catch let caught {
             error = caught
         }
+        // Each app's events are delivered in order but apart from other apps': all of them are out
+        // before the sentinel's, which closes the step.
+        for app in apps { await app.eventsDelivered() }
         let stepEvents = await collectUntilSentinel()
         return StepOutcome(
             states: apps.map(\.state),

@@ -19,7 +19,7 @@ extension App {
 
     /// Adds `event` to the events delivered once the record's lock is released. Called under it.
     nonisolated func report(_ event: LifecycleEvent, in record: inout LifecycleRecord) {
-        if events != nil { record.outbox.add(event) }
+        if events != nil { record.outbox.add(.event(event)) }
     }
 
     /// Reports `event`, delivered in order after every event the app decided before it. Called
@@ -35,16 +35,29 @@ extension App {
         }
     }
 
-    /// Delivers the outbox's events one by one, outside the lock, until none is left; for the
+    /// Delivers the outbox's entries one by one, outside the lock, until none is left; for the
     /// thread that claimed the delivery.
     private nonisolated func deliverEvents() {
         var hasDelivered = false
         while true {
-            let (event, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }
+            let (entry, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }
             for completion in satisfied { completion.resolve(()) }
-            guard let event else { return }
-            events?.emit(event)
+            switch entry {
+            case .event(let event): events?.emit(event)
+            case .release: queueReleaseIfPending()
+            case nil: return
+            }
             hasDelivered = true
         }
+    }
+
+    /// Queues the release of a terminated app on its run loop, unless a relaunch has queued it
+    /// already, ahead of its own steps.
+    private nonisolated func queueReleaseIfPending() {
+        let pending = record.withLock { record in
+            defer { record.releasePending = false }
+            return record.releasePending
+        }
+        if pending { perform { app in app.releaseAfterTermination() } }
     }
 }

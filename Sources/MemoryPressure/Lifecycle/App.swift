@@ -194,7 +194,10 @@ public actor App {
             record.terminationReason = nil
             notificationRegistry.open()
             move(&record, to: .inactive)
-            let steps: [LifecycleStep] = [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
+            // The last launch lets go of what it held before this one makes its delegate.
+            let release: [LifecycleStep] = record.releasePending ? [.releaseAfterTermination] : []
+            record.releasePending = false
+            let steps = release + [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
             if options.reason.launchesInBackground {
                 return steps + enterBackgroundSteps(&record)
             }
@@ -331,6 +334,9 @@ public actor App {
             record.isTerminating = true
             return [.callback(.willTerminate), .terminate(reason)]
         }
+        // The release is queued once the system has heard of the termination; then the run loop
+        // lets go of the app's objects, and the system hears of that too.
+        await eventsDelivered()
         await drained(within: configuration.terminationDeadline)
         await eventsDelivered()
         return .notRunning
@@ -347,7 +353,9 @@ public actor App {
         plan: (inout LifecycleRecord) throws(MemoryPressureError) -> [LifecycleStep]?,
         resuming: ([AppNotification]) -> [LifecycleStep] = { _ in [] }
     ) async throws(MemoryPressureError) -> AppState {
-        let completion = Completion<Void>()
+        // Resolved with the app's state as its steps end (or a deadline ends them): what the caller
+        // gets, however late its task resumes (a later deadline may have moved the app by then).
+        let completion = Completion<AppState>()
         try withRecord { record throws(MemoryPressureError) in
             guard accepted.contains(record.state) else {
                 throw .invalidTransition(app: identifier, transition: transition, from: record.state, accepted: accepted)
@@ -364,7 +372,7 @@ public actor App {
                 }
             }
         }
-        await completion.value
+        let state = await completion.value
         await eventsDelivered()
         return state
     }
@@ -425,9 +433,9 @@ public actor App {
         }
     }
 
-    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
+    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>) {
         guard !steps.isEmpty else {
-            completion.resolve(())
+            completion.resolve(state)
             return
         }
         perform { app in
@@ -440,7 +448,7 @@ public actor App {
         withRecord { $0.generation == generation }
     }
 
-    private func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<Void>) {
+    private func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>) {
         for step in steps {
             guard isCurrent(generation) else { break }
             switch step {
@@ -456,21 +464,23 @@ public actor App {
                 terminateNow(reason: reason, generation: generation)
             case .makeDelegate:
                 if delegate == nil, let makeDelegate { delegate = makeDelegate() }
+            case .releaseAfterTermination:
+                releaseAfterTermination()
             }
         }
-        completion.resolve(())
+        completion.resolve(state)
     }
 
     /// Calls the delegate. For a callback with a deadline, a timer off the run loop terminates the
     /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
-    private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<Void>) {
+    private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<AppState>) {
         var timer: DeadlineTimers.Token?
         if let (limit, reason) = callback.deadline(in: configuration) {
             if callback == .willFinishLaunching { launchStart = .now }
             let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
             timer = DeadlineTimers.shared.schedule(at: deadline) { [self] in
                 terminateNow(reason: reason, generation: generation)
-                completion.resolve(())
+                completion.resolve(.notRunning)
             }
         }
         withRecord { record in
@@ -565,7 +575,7 @@ public actor App {
 
     /// Releases what the terminated app held: its view controllers and, when it makes a delegate
     /// for each launch, its delegate.
-    private func releaseAfterTermination() {
+    func releaseAfterTermination() {
         rootViewController = nil
         if makeDelegate != nil { delegate = nil }
         // What the app's objects freed sits in this thread's cache until flushed: give it back, so
@@ -600,6 +610,7 @@ public actor App {
         record.backgroundTasks = [:]
         notificationRegistry.close()
         report(.terminated(app: identifier, reason: reason, state: state), in: &record)
-        perform { app in app.releaseAfterTermination() }
+        record.releasePending = true
+        record.outbox.add(.release)
     }
 }

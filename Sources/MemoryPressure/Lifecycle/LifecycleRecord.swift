@@ -37,8 +37,13 @@ struct LifecycleRecord {
     var backgroundTasks: [BackgroundTaskIdentifier: BackgroundTask] = [:]
     /// The next background task's identifier.
     var nextBackgroundTask = 1
-    /// The lifecycle events decided and not yet delivered.
+    /// The lifecycle events decided and not yet delivered, and the release of a terminated app.
     var outbox = EventOutbox()
+    /// A termination's release of the app's view controllers and per-launch delegate is yet to be
+    /// queued on the run loop: by the outbox once the `terminated` event is delivered (the system's
+    /// bookkeeping measures the app before anything is let go), or by a relaunch asked for first,
+    /// ahead of its own steps.
+    var releasePending = false
 
     /// An open background task.
     struct BackgroundTask {
@@ -102,6 +107,8 @@ enum LifecycleStep: Sendable {
     case suspendIfIdle
     /// Finish a termination after `willTerminate`.
     case terminate(TerminationReason)
+    /// Let go of what the last launch held, before a relaunch asked for ahead of that release.
+    case releaseAfterTermination
 }
 
 /// The lifecycle transitions the system asks of an app.
@@ -129,14 +136,21 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
 
 /// An app's lifecycle events, decided under its lock and delivered once the lock is released: in
 /// the order they were decided, by one thread at a time, so that no observer runs under the lock
-/// and no two events of one app are delivered out of order or at once.
+/// and no two events of one app are delivered out of order or at once. A termination's release
+/// (``LifecycleRecord/releasePending``) is queued behind its `terminated` event.
 ///
 /// Whoever releases the lock with events waiting and nobody delivering them delivers them all,
 /// including those other threads add meanwhile; those threads go on at once. A transition waits
 /// for the events it decided before it returns (``App/eventsDelivered()``), so that its caller and
 /// the system's bookkeeping see them as done.
 struct EventOutbox {
-    private var pending: Deque<LifecycleEvent> = []
+    /// What the outbox delivers: an event, or the release of a terminated app.
+    enum Entry {
+        case event(LifecycleEvent)
+        case release
+    }
+
+    private var pending: Deque<Entry> = []
     private var isDelivering = false
     /// Events added so far.
     private var added = 0
@@ -145,9 +159,9 @@ struct EventOutbox {
     /// Waiters for the events added up to a count.
     private var waiters: [(through: Int, completion: Completion<Void>)] = []
 
-    /// Adds `event` to those waiting for delivery.
-    mutating func add(_ event: LifecycleEvent) {
-        pending.append(event)
+    /// Adds `entry` to those waiting for delivery.
+    mutating func add(_ entry: Entry) {
+        pending.append(entry)
         added += 1
     }
 
@@ -159,9 +173,9 @@ struct EventOutbox {
         return true
     }
 
-    /// For the thread delivering: counts the event it has just delivered, if any, and hands it the
-    /// next one and the waiters now satisfied; no next event ends its delivery.
-    mutating func next(afterDelivering hasDelivered: Bool) -> (event: LifecycleEvent?, satisfied: [Completion<Void>]) {
+    /// For the thread delivering: counts the entry it has just delivered, if any, and hands it the
+    /// next one and the waiters now satisfied; no next entry ends its delivery.
+    mutating func next(afterDelivering hasDelivered: Bool) -> (entry: Entry?, satisfied: [Completion<Void>]) {
         if hasDelivered { delivered += 1 }
         var satisfied: [Completion<Void>] = []
         if !waiters.isEmpty {
@@ -169,14 +183,14 @@ struct EventOutbox {
             satisfied = waiters.filter { $0.through <= delivered }.map(\.completion)
             waiters.removeAll { $0.through <= delivered }
         }
-        guard let event = pending.popFirst() else {
+        guard let entry = pending.popFirst() else {
             isDelivering = false
             return (nil, satisfied)
         }
-        return (event, satisfied)
+        return (entry, satisfied)
     }
 
-    /// A completion resolved once every event added so far is delivered; nil when they are.
+    /// A completion resolved once every entry added so far is delivered; nil when they are.
     mutating func waitForDelivery() -> Completion<Void>? {
         guard delivered < added else { return nil }
         let completion = Completion<Void>()

@@ -40,6 +40,10 @@ final class InvariantChecker: Sendable {
         var pressureVictims: [AppIdentifier: Stop] = [:]
         /// When each app's last `willTerminate` began.
         var willTerminate: [AppIdentifier: ContinuousClock.Instant] = [:]
+        /// Each app's footprint as its last termination found it, from the system's record: the
+        /// system's own bookkeeping hears of a termination first and closes the app's heap, so the
+        /// app's footprint read when the checker hears of it is already what is left.
+        var terminationFootprints: [AppIdentifier: Int] = [:]
         var violations: [String] = []
     }
 
@@ -131,7 +135,8 @@ final class InvariantChecker: Sendable {
     func checkLadderRun(startedAt runStart: ContinuousClock.Instant, victims: [AppIdentifier]) {
         state.withLock { state in
             for victim in victims {
-                guard let stop = state.pressureVictims.removeValue(forKey: victim) else { continue }
+                guard var stop = state.pressureVictims.removeValue(forKey: victim) else { continue }
+                stop.footprintBytes = state.terminationFootprints.removeValue(forKey: victim) ?? stop.footprintBytes
                 let chosenBy = stop.state == .background ? (state.willTerminate[victim] ?? stop.time) : stop.time
                 let competitors = stop.suspendedFootprints.filter { app, _ in
                     Self.isSuspended(state.history[app] ?? [], throughout: runStart ... chosenBy)
@@ -163,6 +168,8 @@ final class InvariantChecker: Sendable {
                 reached: (delivery.delegatesReached, delivery.viewControllersReached, delivery.observersReached),
                 timedOut: Set(delivery.appsTimedOut)
             )
+        case .termination(let record):
+            state.withLock { $0.terminationFootprints[record.app] = record.footprintBytes }
         case .ladderRun(let run):
             let steps = run.steps.filter { $0.step == .terminateSuspended || $0.step == .terminateBackground }
             checkLadderRun(startedAt: run.startTime, victims: steps.flatMap(\.terminated))
