@@ -4,10 +4,18 @@ import SystemPackage
 
 // The path of data, in five lines:
 // 1. The monitor's thread samples (statm, jemalloc, cgroup, PSI) and publishes on `monitor.events`.
-// 2. `run()` feeds those events to the ladder (Reclaim/), which measures through the same monitor.
+// 2. `run()` posts those events to the ladder's mailbox (every announcement, the latest sample).
 // 3. The ladder purges through the registry, warns apps on their run loops, and terminates through
 //    the Terminator, whose one call returns once the app's run loop has let go of its memory.
 // 4. Everything reclamation does lands in the journal, which keeps it and publishes it on `events`.
+//
+// Locks. No user code and no call-out runs under a lock of ours. An app's changes are made under its
+// record's lock and return their effects in its outbox (App+Events.swift), delivered in order once
+// the lock is released: the system's own bookkeeping first (the state index, limits, the
+// Terminator's heap closing), then the public observers; then a terminated app's release. The only
+// nesting starts at an app's record lock, taken first; under it, briefly: its notification
+// registry's (and under that, to queue a resumed app's steps, the run-loop pool's), the deadline
+// timers', the run-loop pool's, a completion's. Every other lock is taken alone.
 
 /// The conductor: owns the pressure monitor, the apps, the purge registry, the state archive and
 /// the reclamation ladder, and gives memory back when the footprint runs over the budget.
