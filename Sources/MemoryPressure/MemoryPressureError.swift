@@ -38,6 +38,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
             case measurementFailed
             case monitorCouldNotStart
             case alreadyRunning
+            case appNotRunning
         }
 
         private let base: Base
@@ -126,6 +127,9 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         public static let monitorCouldNotStart = Code(.monitorCouldNotStart)
         /// ``MemorySystem/run()`` was called while the system was already running.
         public static let alreadyRunning = Code(.alreadyRunning)
+        /// Work was sent to an app (``App/perform(_:)``) that is suspended or not running: it runs
+        /// no code until it is back in the foreground or launched.
+        public static let appNotRunning = Code(.appNotRunning)
     }
 
     /// A limit that a value went over.
@@ -384,6 +388,16 @@ extension MemoryPressureError {
     /// No open background task of `app` is `task`.
     static func unknownBackgroundTask(app: AppIdentifier, _ task: BackgroundTaskIdentifier) -> Self {
         Self(.unknownBackgroundTask, "app \(app) has no open background task \(task)", app: app)
+    }
+
+    /// Work sent to `app`, which runs no code in `state`.
+    static func appNotRunning(app: AppIdentifier, state: AppState) -> Self {
+        Self(
+            .appNotRunning,
+            "app \(app) is \(state) and runs no code; expected it running (inactive, active or background): "
+                + "bring it to the foreground or launch it first",
+            app: app
+        )
     }
 
     /// An app with this identifier is already registered.

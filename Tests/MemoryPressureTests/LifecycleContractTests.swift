@@ -246,7 +246,7 @@ struct LifecycleContractTests {
             delegate.hooks[.willTerminate] = { app in
                 guard holding.value else { return }
                 // Work of the run loop after willTerminate, ahead of the warning posted below.
-                app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
+                app.enqueue { _ in _ = busy.wait(timeout: .now() + 60) }
                 entered.signal()
                 _ = leave.wait(timeout: .now() + 60)
             }
@@ -273,7 +273,7 @@ struct LifecycleContractTests {
         _ = log.take()
         let held = DispatchSemaphore(value: 0)
         defer { held.signal() }
-        phoenix.perform { _ in _ = held.wait(timeout: .now() + 60) }
+        phoenix.enqueue { _ in _ = held.wait(timeout: .now() + 60) }
         let receipt = phoenix.receiveMemoryWarning(MemoryWarning(level: .warning))
         async let launched = phoenix.launch()
         #expect(await eventually { phoenix.systemState == .active })
@@ -303,7 +303,7 @@ struct LifecycleContractTests {
                 }
             }
             delegate.hooks[.didEnterBackground] = { app in
-                app.perform { _ in _ = busy.wait(timeout: .now() + 60) }
+                app.enqueue { _ in _ = busy.wait(timeout: .now() + 60) }
                 app.notificationCenter.post(name: "unread", payload: .delta(1))
                 app.notificationCenter.post(name: "unread", payload: .delta(2))
             }
@@ -360,7 +360,7 @@ struct LifecycleContractTests {
         _ = (hopLog.take(), hopSystemLog.take())
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
-        hopper.perform { _ in _ = gate.wait(timeout: .now() + 60) }
+        hopper.enqueue { _ in _ = gate.wait(timeout: .now() + 60) }
         async let home = hopper.enterBackground()
         #expect(await eventually { hopper.systemState == .background })
         async let back = hopper.enterForeground()

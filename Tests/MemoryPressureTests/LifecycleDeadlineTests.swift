@@ -109,7 +109,7 @@ struct LifecycleDeadlineTests {
         // This thread and the spinners hold the pool until the background time has run out.
         let (seconds, attoseconds) = (entered + limit + .milliseconds(100) - .now).components
         usleep(UInt32(max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)))
-        app.perform { _ in usleep(30_000) }
+        app.enqueue { _ in usleep(30_000) }
         spinning.set(false)
 
         #expect(await eventually { app.state == .notRunning })

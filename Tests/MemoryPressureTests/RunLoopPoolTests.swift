@@ -111,7 +111,7 @@ import Testing
         for index in 0...RunLoopPool.shared.baseWorkers {
             let app = try system.register(.test("blocked-\(index)")) { RecordingDelegate() }
             try await app.launch()
-            app.perform { _ in
+            app.enqueue { _ in
                 blocked.add(1, ordering: .relaxed)
                 gate.wait()
             }

@@ -204,3 +204,10 @@ public struct AppFootprint: Hashable, Sendable {
     /// The footprint.
     public var totalBytes: Int { heapBytes.addingClamped(declaredBytesOutsideHeap) }
 }
+
+extension AppFootprint: CustomStringConvertible {
+    /// The footprint for people and logs: `12 MiB (heap 10 MiB, declared outside the heap 2 MiB)`.
+    public var description: String {
+        "\(ByteCount(totalBytes)) (heap \(ByteCount(heapBytes)), declared outside the heap \(ByteCount(declaredBytesOutsideHeap)))"
+    }
+}

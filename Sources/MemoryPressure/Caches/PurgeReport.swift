@@ -48,3 +48,11 @@ public struct PurgeReport: Sendable {
         entries.lazy.filter { $0.app == app }.reduce(0) { $0 + $1.releasedBytes }
     }
 }
+
+extension PurgeReport: CustomStringConvertible {
+    /// The report for people and logs: `purge for warning: 5 caches and stores released 12 MiB`.
+    public var description: String {
+        "purge for \(event): \(entries.count) cache\(entries.count == 1 ? "" : "s") and stores released \(ByteCount(releasedBytes))"
+            + (arenaPurgeFailures.isEmpty ? "" : ", \(arenaPurgeFailures.count) arena purges refused")
+    }
+}

@@ -58,6 +58,6 @@ extension App {
             defer { record.releasePending = false }
             return record.releasePending
         }
-        if pending { perform { app in app.releaseAfterTermination() } }
+        if pending { enqueue { app in app.releaseAfterTermination() } }
     }
 }

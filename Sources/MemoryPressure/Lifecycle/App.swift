@@ -161,8 +161,9 @@ public actor App {
         AppNotificationCenter(app: self)
     }
 
-    /// Runs `work` on the app's run loop, isolated to the app, after everything posted before.
-    nonisolated func perform(_ work: @escaping @Sendable (isolated App) -> Void) {
+    /// Queues `work` on the app's run loop, isolated to the app, after everything queued before;
+    /// for the system's own steps, which check the app's launch themselves.
+    nonisolated func enqueue(_ work: @escaping @Sendable (isolated App) -> Void) {
         runLoop.perform { self.assumeIsolated { app in work(app) } }
     }
 
@@ -415,7 +416,7 @@ public actor App {
         let warning = min(.seconds(1), limit / 4)
         let generation = record.generation
         record.backgroundExpiry = DeadlineTimers.shared.schedule(at: since + limit - warning) { [self] in
-            perform { app in app.runExpirationHandlers(generation: generation) }
+            enqueue { app in app.runExpirationHandlers(generation: generation) }
             // The handlers get their warning on the run loop even when this deadline ran late (a
             // busy machine): the end comes at the limit, or `warning` after they were posted if
             // later; unless this stay's expiry was disarmed meanwhile.
@@ -438,7 +439,7 @@ public actor App {
             completion.resolve(state)
             return
         }
-        perform { app in
+        enqueue { app in
             app.run(steps, generation: generation, completion: completion)
         }
     }

@@ -85,7 +85,7 @@ final class NotificationRegistry: Sendable {
                 let post = state.nextPost
                 state.nextPost += 1
                 state.inFlight[post] = notification
-                app.perform { app in self.deliverPosted(post, in: app) }
+                app.enqueue { app in self.deliverPosted(post, in: app) }
             case .queueing:
                 state.queue(notification)
             case .dropping:

@@ -94,3 +94,17 @@ extension MemorySample {
         try container.encodeIfPresent(seconds: allocatorRefreshDuration, forKey: .allocatorRefreshDuration)
     }
 }
+
+extension MemorySample: CustomStringConvertible {
+    /// The sample for people and logs: `footprint 512 MiB (resident 500 MiB, app heaps 100 MiB,
+    /// cgroup 530 MiB)`, each figure left out when unknown.
+    public var description: String {
+        let parts = [
+            residentBytes.map { "resident \(ByteCount($0))" },
+            heapBytes.map { "app heaps \(ByteCount($0))" },
+            cgroupCurrentBytes.map { "cgroup \(ByteCount($0))" },
+        ].compactMap(\.self)
+        let footprint = footprintBytes.map { "footprint \(ByteCount($0))" } ?? "footprint unknown"
+        return parts.isEmpty ? footprint : "\(footprint) (\(parts.joined(separator: ", ")))"
+    }
+}

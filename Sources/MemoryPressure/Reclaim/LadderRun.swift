@@ -101,3 +101,15 @@ public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, 
 
     public var description: String { rawValue }
 }
+
+extension LadderRun: CustomStringConvertible {
+    /// The run for people and logs: `ladder run at critical: footprint 900 MiB to 700 MiB (target
+    /// 720 MiB), steps purge, terminateSuspended; under target 12.5 ms after the crossing`.
+    public var description: String {
+        let footprint = "\(footprintBeforeBytes.map { "\(ByteCount($0))" } ?? "unknown") to "
+            + "\(footprintAfterBytes.map { "\(ByteCount($0))" } ?? "unknown")"
+        let steps = steps.isEmpty ? "none" : steps.map(\.step.description).joined(separator: ", ")
+        let outcome = latency.map { "under target \($0.readable) after the crossing" } ?? "still above target"
+        return "ladder run at \(level): footprint \(footprint) (target \(ByteCount(targetBytes))), steps \(steps); \(outcome)"
+    }
+}

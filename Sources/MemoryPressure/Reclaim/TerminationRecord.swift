@@ -53,3 +53,12 @@ extension TerminationRecord {
         try container.encodeIfPresent(step, forKey: .step)
     }
 }
+
+extension TerminationRecord: CustomStringConvertible {
+    /// The record for people and logs: `app acme terminated from suspended for system pressure:
+    /// footprint 12 MiB, returned 11.5 MiB, step terminateSuspended`.
+    public var description: String {
+        "app \(app) terminated from \(state) for \(reason): footprint \(ByteCount(footprintBytes)), "
+            + "returned \(ByteCount(returnedBytes)), step \(step.map(\.description) ?? "none")"
+    }
+}
