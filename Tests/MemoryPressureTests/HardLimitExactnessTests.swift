@@ -1,3 +1,4 @@
+import Dispatch
 import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport
@@ -26,23 +27,30 @@ import Testing
         let counting = system.monitor.events.observe { event in
             if case .sample = event { samples.update { $0 += 1 } }
         }
-        try await system.running {
-            // 1,000 rounds of refused allocations on one thread, each round at least one sample
-            // long, while the enforcer judges the app on the monitor's samples on another.
-            await Task.detached {
-                for _ in 0..<1_000 {
-                    let start = samples.value
-                    repeat {
-                        for byteCount in [1, 4 * mebibyte, 64 << 10] {
-                            if (try? heap.allocate(byteCount: byteCount)) == nil { refused.update { $0 += 1 } }
+        let samplesDuring = try await system.running {
+            #expect(await eventually { samples.value > 0 })
+            let before = samples.value
+            // 1,000 rounds of 30 refused allocations on a thread of Dispatch's (not the cooperative
+            // pool's, which it would hold for seconds under a sanitizer), while the enforcer judges
+            // the app on every sample on the monitor's thread.
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    for _ in 0..<1_000 {
+                        for _ in 0..<10 {
+                            for byteCount in [1, 4 * mebibyte, 64 << 10] {
+                                if (try? heap.allocate(byteCount: byteCount)) == nil { refused.update { $0 += 1 } }
+                            }
                         }
-                    } while samples.value == start
+                    }
+                    done.resume()
                 }
-            }.value
+            }
+            return samples.value - before
         }
         withExtendedLifetime((held, counting)) {}
-        #expect(refused.value >= 3_000)
-        #expect(samples.value >= 1_000)
+        #expect(refused.value == 30_000)
+        // The enforcer ran while the allocations were refused.
+        #expect(samplesDuring >= 5, "\(samplesDuring) samples during the refusals")
         #expect(app.state == .active)
         #expect(system.terminations.isEmpty, "\(system.terminations)")
         #expect(heap.allocatedBytes == hardBytes)

@@ -159,43 +159,6 @@ struct FaultInjectionTests {
         try await app.terminate(reason: .explicit)
     }
 
-    @Test(.exclusiveMemoryUse)
-    func anObserverAllocatingDuringAWarningRaisesASecondWarningThatQueuesBehindTheFirst() async throws {
-        let heap = try AppHeap(app: AppIdentifier("allocating"))
-        let buffers = Mutex<[HeapBuffer]>([])
-        let allocating = try Self.app("allocating", log: SharedLog())
-        let bystanderLog = SharedLog<String>()
-        let bystander = try Self.app("bystander", log: bystanderLog)
-        for app in [allocating, bystander] { try await app.launch() }
-        // Pressure rising during reclamation: the heap crossing 1 MiB raises another warning at once.
-        let second = Mutex<Task<WarningDelivery, Never>?>(nil)
-        allocating.notificationCenter.addObserver(forName: .didReceiveMemoryWarning) { _, _ in
-            // Re-entrant use of the heap from inside a warning.
-            let before = heap.allocatedBytes
-            if let buffer = try? heap.allocate(byteCount: 2 << 20, zeroed: true) {
-                buffers.withLock { $0.append(buffer) }
-            }
-            if before < 1 << 20, heap.allocatedBytes >= 1 << 20 {
-                second.withLock { $0 = Task { await MemoryWarning(level: .critical).deliver(to: [allocating, bystander]) { _ in 0 } } }
-            }
-        }
-        _ = bystanderLog.take()
-
-        let first = await MemoryWarning(level: .warning).deliver(to: [allocating, bystander]) { _ in 0 }
-        let raised = try #require(second.withLock { $0 })
-        let followUp = await raised.value
-        #expect(first.appsReached == 2)
-        #expect(followUp.appsReached == 2)
-        #expect(bystanderLog.take() == Array(repeating: ["didReceiveMemoryWarning", "notification didReceiveMemoryWarning"], count: 2).flatMap { $0 })
-        #expect(buffers.withLock { $0.count } == 2)
-        #expect(heap.allocatedBytes >= 4 << 20)
-
-        buffers.withLock { $0 = [] }
-        #expect(heap.allocatedBytes == 0)
-        #expect(heap.close())
-        for app in [allocating, bystander] { try await app.terminate(reason: .explicit) }
-    }
-
     // MARK: Sources of the figures
 
     /// jemalloc built without statistics: every read fails the way `JemallocStatistics.Reader` does.
@@ -264,5 +227,48 @@ struct FaultInjectionTests {
         #expect(samples == 10)
         #expect(monitor.level == .normal)
         #expect(messages.all.count == 4)
+    }
+}
+
+/// The fault injection that allocates: alone among the tests that move process-wide memory. The
+/// suite waits its turn before its tests' time limit starts, so a long queue behind the suites that
+/// move hundreds of MiB (minutes under ThreadSanitizer on a loaded machine) is not taken for a hang.
+@Suite(.exclusiveMemoryUse, .timeLimit(.minutes(5)))
+struct FaultInjectionAllocationTests {
+    @Test
+    func anObserverAllocatingDuringAWarningRaisesASecondWarningThatQueuesBehindTheFirst() async throws {
+        let heap = try AppHeap(app: AppIdentifier("allocating"))
+        let buffers = Mutex<[HeapBuffer]>([])
+        let allocating = try FaultInjectionTests.app("allocating", log: SharedLog())
+        let bystanderLog = SharedLog<String>()
+        let bystander = try FaultInjectionTests.app("bystander", log: bystanderLog)
+        for app in [allocating, bystander] { try await app.launch() }
+        // Pressure rising during reclamation: the heap crossing 1 MiB raises another warning at once.
+        let second = Mutex<Task<WarningDelivery, Never>?>(nil)
+        allocating.notificationCenter.addObserver(forName: .didReceiveMemoryWarning) { _, _ in
+            // Re-entrant use of the heap from inside a warning.
+            let before = heap.allocatedBytes
+            if let buffer = try? heap.allocate(byteCount: 2 << 20, zeroed: true) {
+                buffers.withLock { $0.append(buffer) }
+            }
+            if before < 1 << 20, heap.allocatedBytes >= 1 << 20 {
+                second.withLock { $0 = Task { await MemoryWarning(level: .critical).deliver(to: [allocating, bystander]) { _ in 0 } } }
+            }
+        }
+        _ = bystanderLog.take()
+
+        let first = await MemoryWarning(level: .warning).deliver(to: [allocating, bystander]) { _ in 0 }
+        let raised = try #require(second.withLock { $0 })
+        let followUp = await raised.value
+        #expect(first.appsReached == 2)
+        #expect(followUp.appsReached == 2)
+        #expect(bystanderLog.take() == Array(repeating: ["didReceiveMemoryWarning", "notification didReceiveMemoryWarning"], count: 2).flatMap { $0 })
+        #expect(buffers.withLock { $0.count } == 2)
+        #expect(heap.allocatedBytes >= 4 << 20)
+
+        buffers.withLock { $0 = [] }
+        #expect(heap.allocatedBytes == 0)
+        #expect(heap.close())
+        for app in [allocating, bystander] { try await app.terminate(reason: .explicit) }
     }
 }
