@@ -20,6 +20,17 @@ extension AppConfiguration {
     )
 }
 
+extension AppConfiguration {
+    /// The short deadlines of ``quick``, with 2 s of background time: its expiration handlers get
+    /// their warning half a second before the end, a turn on the run loop that a loaded machine
+    /// under a sanitizer still gives them (``quick``'s 25 ms is not always enough). For tests that
+    /// count on the handlers running.
+    public static let quickWithTimeForExpirationHandlers = try! AppConfiguration(
+        backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
+        backgroundTaskTimeLimit: .seconds(2)
+    )
+}
+
 extension MemoryBudget.Thresholds {
     /// Thresholds that put critical close above the target, so that a test can ask for an exact
     /// number of terminations: warning at 80 %, critical at 85 %, target (warning recovery) at 75 %.

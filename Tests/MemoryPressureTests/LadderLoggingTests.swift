@@ -16,15 +16,18 @@ struct LadderLoggingTests {
         let cache = try PurgeableCache<Int, [UInt8]>(name: "responses", owner: .test("service"), category: .rebuildableObjects)
         system.register(cache)
 
-        // Warning, above target, for 20 ladder runs, with the cache refilled as fast as it is purged.
+        // Warning, above target, for 20 ladder runs, with the cache refilled as soon as it is purged
+        // (by an observer of the purge, so that every run finds something to reclaim and the
+        // ladder never rests, however late a task of the test would run on a loaded machine).
         try cache.setValue([], forKey: 0, cost: mebibyte)
+        let refilling = system.events.observe { event in
+            if case .purge = event, cache.count == 0 { try? cache.setValue([], forKey: 0, cost: mebibyte) }
+        }
         try await system.running {
             source.set(residentBytes: configuration.budget.bytes(enteringAbove: .warning) + 1, stall: nil)
-            while system.ladderRuns.count < 20 {
-                if cache.count == 0 { try cache.setValue([], forKey: 0, cost: mebibyte) }
-                try await Task.sleep(for: .milliseconds(1))
-            }
+            #expect(await eventually { system.ladderRuns.count >= 20 })
         }
+        withExtendedLifetime(refilling) {}
 
         let purges = system.ladderRuns.filter { $0.steps.contains { $0.step == .purge && $0.releasedBytes > 0 } }
         #expect(purges.count >= 2)

@@ -69,7 +69,7 @@ struct LifecycleDeadlineTests {
         let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = try makeApp("long-upload", log: log, events: events) { delegate in
+        let app = try makeApp("long-upload", log: log, configuration: .quickWithTimeForExpirationHandlers, events: events) { delegate in
             delegate.onDidEnterBackground = { app in
                 _ = try? app.beginBackgroundTask { _ in log.append("expired") }
             }
@@ -121,7 +121,7 @@ struct LifecycleDeadlineTests {
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
         let task = SharedBox<BackgroundTaskIdentifier?>(nil)
-        let app = try makeApp("tidy-upload", events: events) { delegate in
+        let app = try makeApp("tidy-upload", configuration: .quickWithTimeForExpirationHandlers, events: events) { delegate in
             delegate.onDidEnterBackground = { app in
                 task.value = try? app.beginBackgroundTask { app in
                     if let open = task.value { try? app.endBackgroundTask(open) }

@@ -72,7 +72,7 @@ struct FaultInjectionTests {
         let stream = events.stream()
         let expirations = Atomic<Int>(0)
         let healthyTask = Mutex<BackgroundTaskIdentifier?>(nil)
-        let forgetful = try Self.app("forgetful", log: SharedLog(), configuration: .quick, events: events, onDidEnterBackground: { app in
+        let forgetful = try Self.app("forgetful", log: SharedLog(), configuration: .quickWithTimeForExpirationHandlers, events: events, onDidEnterBackground: { app in
             _ = try? app.beginBackgroundTask { _ in expirations.add(1, ordering: .relaxed) }
         })
         let healthy = try Self.app("tidy", log: SharedLog(), events: events, onDidEnterBackground: { app in
