@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Dispatch
 @testable import MemoryPressure
 import MemoryPressureTestKit
@@ -65,5 +68,35 @@ struct AppStateReadingTests {
         // The termination has moved the app (and published it) before it reports it.
         #expect(read.all == [.notRunning])
         #expect(contents.count == 0)
+    }
+
+    /// A deadline termination whose bookkeeping waits for a cache's lock, held by a discard callback
+    /// of the app's own, holds up no other deadline of the process: the timer thread hands the
+    /// termination's events to a task.
+    @Test func aTerminationWaitingForACacheDoesNotHoldUpOtherDeadlines() async throws {
+        let system = try MemorySystem(configuration: .test(targetBytes: 1 << 30, logger: silentLogger))
+        let entered = DispatchSemaphore(value: 0)
+        let gate = DispatchSemaphore(value: 0)
+        defer { gate.signal() }
+        let app = try system.register(.test("overrunning"), configuration: .quick) {
+            let delegate = RecordingDelegate()
+            // Overruns its 100 ms deadline: the timer terminates the app.
+            delegate.onDidEnterBackground = { _ in usleep(400_000) }
+            return delegate
+        }
+        let contents = try PurgeableCache<Int, StateReadingContent>(name: "contents", owner: app.identifier, category: .images)
+        try contents.setValue(StateReadingContent { entered.signal(); _ = gate.wait(timeout: .now() + 60) }, forKey: 1, cost: 1)
+        system.register(contents)
+        try await app.launch()
+        DispatchQueue.global().async { _ = contents.purge(for: .critical) }
+        #expect(await LifecycleContractTests.wait(for: entered))
+        async let entering = app.enterBackground()
+        #expect(await eventually { app.systemState == .notRunning })
+        // The termination's bookkeeping now waits for the cache; another deadline still runs.
+        let ran = SharedBox(false)
+        DeadlineTimers.shared.schedule(at: .now + .milliseconds(50)) { ran.value = true }
+        #expect(await eventually(within: .seconds(10)) { ran.value })
+        gate.signal()
+        #expect(try await entering == .notRunning)
     }
 }

@@ -17,6 +17,18 @@ extension App {
         return result
     }
 
+    /// As ``withRecord(_:)``, for the deadline timers' thread: the events `body` adds are delivered
+    /// from a task, so that no observer, and no bookkeeping waiting for a lock a user's code holds
+    /// (a cache's, during a discard callback), holds up the process's other deadlines.
+    nonisolated func withRecordFromTimer<Result: Sendable>(_ body: (inout LifecycleRecord) -> Result) -> Result {
+        let (result, delivers) = record.withLock { record in
+            let result = body(&record)
+            return (result, record.outbox.claimDelivery())
+        }
+        if delivers { Task { self.deliverEvents() } }
+        return result
+    }
+
     /// Adds `event` to the events delivered once the record's lock is released. Called under it.
     nonisolated func report(_ event: LifecycleEvent, in record: inout LifecycleRecord) {
         if events != nil { record.outbox.add(.event(event)) }
@@ -37,7 +49,7 @@ extension App {
 
     /// Delivers the outbox's entries one by one, outside the lock, until none is left; for the
     /// thread that claimed the delivery.
-    private nonisolated func deliverEvents() {
+    nonisolated func deliverEvents() {
         var hasDelivered = false
         while true {
             let (entry, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }

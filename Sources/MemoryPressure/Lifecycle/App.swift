@@ -420,10 +420,10 @@ public actor App {
             // The handlers get their warning on the run loop even when this deadline ran late (a
             // busy machine): the end comes at the limit, or `warning` after they were posted if
             // later; unless this stay's expiry was disarmed meanwhile.
-            withRecord { record in
+            withRecordFromTimer { record in
                 guard record.generation == generation, record.backgroundSince == since, record.backgroundExpiry != nil else { return }
                 record.backgroundExpiry = DeadlineTimers.shared.schedule(at: max(since + limit, .now + warning)) { [self] in
-                    withRecord { record in
+                    withRecordFromTimer { record in
                         guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
                             return
                         }
@@ -480,7 +480,7 @@ public actor App {
             if callback == .willFinishLaunching { launchStart = .now }
             let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
             timer = DeadlineTimers.shared.schedule(at: deadline) { [self] in
-                terminateNow(reason: reason, generation: generation)
+                terminateNow(reason: reason, generation: generation, fromTimer: true)
                 completion.resolve(.notRunning)
             }
         }
@@ -566,12 +566,14 @@ public actor App {
         }
     }
 
-    /// Terminates the app at once, without a callback, if it is still in `generation`.
-    nonisolated func terminateNow(reason: TerminationReason, generation: Int) {
-        withRecord { record in
+    /// Terminates the app at once, without a callback, if it is still in `generation`; from the
+    /// deadline timers' thread (`fromTimer`), its events are delivered from a task.
+    nonisolated func terminateNow(reason: TerminationReason, generation: Int, fromTimer: Bool = false) {
+        let body = { (record: inout LifecycleRecord) in
             guard record.generation == generation, record.state != .notRunning else { return }
-            end(&record, reason: reason)
+            self.end(&record, reason: reason)
         }
+        if fromTimer { withRecordFromTimer(body) } else { withRecord(body) }
     }
 
     /// Releases what the terminated app held: its view controllers and, when it makes a delegate

@@ -15,8 +15,9 @@ import Synchronization
 /// of MiB. Here a cancelled deadline lets go of its action at once, and the heap drops its entry
 /// when it comes up (or when cancelled entries outnumber the live ones).
 ///
-/// Actions run on the timer thread, in deadline order, with no lock held; they must be short (they
-/// post work to a run loop, terminate an app, resolve a completion). The thread starts with the
+/// Actions run on the timer thread, in deadline order, with no lock held; they must be short and
+/// run no user code (they post work to a run loop, change an app's state and hand its events to a
+/// task, resolve a completion): one that waited would hold up every deadline of the process. The thread starts with the
 /// first deadline and waits in `poll` on a ``WakePipe`` until the earliest deadline or a new, earlier
 /// one: nothing polls, nothing sleeps while no deadline is set.
 final class DeadlineTimers: Sendable {
