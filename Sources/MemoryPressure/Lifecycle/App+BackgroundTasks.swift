@@ -71,8 +71,9 @@ extension App {
     /// the same launch and in the background.
     func runExpirationHandlers(generation: Int) {
         let open = withRecord { record in
-            record.generation == generation && record.state == .background
-                ? record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue } : []
+            guard record.generation == generation, record.state == .background else { return [(BackgroundTaskIdentifier, LifecycleRecord.BackgroundTask)]() }
+            record.expirationHandlersBegan = record.backgroundSince
+            return record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue }
         }
         for (task, open) in open {
             // Still running and in the background, and the task still open: the handler runs, and

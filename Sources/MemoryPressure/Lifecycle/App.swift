@@ -423,14 +423,27 @@ public actor App {
             withRecordFromTimer { record in
                 guard record.generation == generation, record.backgroundSince == since, record.backgroundExpiry != nil else { return }
                 record.backgroundExpiry = DeadlineTimers.shared.schedule(at: max(since + limit, .now + warning)) { [self] in
-                    withRecordFromTimer { record in
-                        guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else {
-                            return
-                        }
-                        end(&record, reason: .backgroundTaskExpired)
-                    }
+                    endExpiredStay(since: since, generation: generation, warning: warning, extensionsLeft: 10)
                 }
             }
+        }
+    }
+
+    /// Ends a stay in the background whose time has run out with a task still open: terminates the
+    /// app (reason `backgroundTaskExpired`). If the expiration handlers have not had their turn
+    /// because the run loop only waits for a worker (a busy machine), not because the app's own
+    /// code holds it, the end waits another `warning`, up to `extensionsLeft` times; a run loop
+    /// blocked by the app's code cannot keep it alive. On the deadline timers' thread.
+    private nonisolated func endExpiredStay(since: ContinuousClock.Instant, generation: Int, warning: Duration, extensionsLeft: Int) {
+        withRecordFromTimer { record in
+            guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else { return }
+            if record.expirationHandlersBegan != since, !runLoop.isRunningATurn, extensionsLeft > 0 {
+                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: .now + warning) { [self] in
+                    endExpiredStay(since: since, generation: generation, warning: warning, extensionsLeft: extensionsLeft - 1)
+                }
+                return
+            }
+            end(&record, reason: .backgroundTaskExpired)
         }
     }
 

@@ -72,6 +72,11 @@ final class AppRunLoop: SerialExecutor {
         return true
     }
 
+    /// Whether a turn of the run loop runs now: the app's own code, not a wait for a worker.
+    var isRunningATurn: Bool {
+        runningThread.load(ordering: .relaxed) != 0
+    }
+
     func checkIsolated() {
         precondition(runningThread.load(ordering: .relaxed) == PosixThread.current, "not on the app's run loop")
     }

@@ -17,6 +17,9 @@ struct LifecycleRecord {
     /// Ends the background time of this stay: runs the expiration handlers shortly before it runs
     /// out and terminates the app if a task is still open when it has. Nil when none is armed.
     var backgroundExpiry: DeadlineTimers.Token?
+    /// The stay (its `backgroundSince`) whose expiration handlers have had their turn on the run
+    /// loop: the expiry waits for it while the run loop only waits for a worker.
+    var expirationHandlersBegan: ContinuousClock.Instant?
     /// Incremented at each termination: run-loop work of an earlier generation does nothing.
     var generation = 0
     /// `willTerminate` is queued or running.
