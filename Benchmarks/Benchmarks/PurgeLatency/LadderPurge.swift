@@ -54,17 +54,19 @@ enum LadderPurge {
 
         let events = system.events.stream()
         let outcome = try await system.running { () async throws -> Outcome in
-            // Up to half a MiB under the warning threshold, as the account sees it (the last sample
-            // outside the heaps, plus the heaps' bytes): filler payloads, each followed by a sample.
+            // Within 1 MiB under the warning threshold: filler payloads, each followed by a sample,
+            // each filling half of the gap less half a MiB. The resident memory outside the heaps
+            // grows a little with a filler (0.8 MiB after one of 28 MiB on this machine), so one
+            // filler of the whole gap can overshoot the threshold.
             var key = 1 << 20
             var sample = try await system.monitor.sample(after: .now)
-            for _ in 0..<8 {
+            for _ in 0..<16 {
                 guard let footprint = sample.footprintBytes, footprint < warningBytes else {
                     throw BenchmarkFailure("the footprint reached the warning threshold before the crossing payload: \(sample)")
                 }
                 let gap = warningBytes - footprint
                 if gap < mebibyte { break }
-                let filler = try heaps[0].allocate(byteCount: (gap - mebibyte / 2) & ~(pageSize - 1))
+                let filler = try heaps[0].allocate(byteCount: max(pageSize, ((gap - mebibyte / 2) / 2) & ~(pageSize - 1)))
                 try caches[0].setValue(filler, forKey: key, cost: filler.byteCount)
                 key += 1
                 sample = try await system.monitor.sample(after: .now)
