@@ -332,6 +332,11 @@ extension MemoryPressureError {
         Self(.invalidConfiguration, "cache \(name) limit \(value) is not positive; expected 1 or more, or no limit")
     }
 
+    /// A cost limit as a fraction of the budget outside (0, 1].
+    static func cacheBudgetFractionOutOfRange(_ fraction: Double) -> Self {
+        Self(.invalidConfiguration, "cache cost limit of \(fraction) of the budget is out of range; expected a fraction above 0 and at most 1, or no limit")
+    }
+
     /// A count limit larger than a cache can hold.
     static func cacheCountLimitTooLarge(_ limit: Int, maximum: Int) -> Self {
         Self(

@@ -43,8 +43,11 @@ import SystemPackage
 public final class MemorySystem: Sendable {
     /// How the system samples, judges and reclaims.
     public let configuration: Configuration
-    /// The footprint the ladder works down to, in bytes.
-    public let targetBytes: Int
+    /// The footprint the ladder works down to, in bytes: the target ratio of ``budget``.
+    public var targetBytes: Int { configuration.targetBytes(under: budget) }
+    /// The budget in force: ``Configuration/budget`` until the cgroup's limit moves it
+    /// (``MemorySystemEvent/budgetChanged(_:)``; see ``PressureMonitor/Configuration/limitCheckInterval``).
+    public var budget: MemoryBudget { monitor.budget }
     /// The monitor the system judges pressure with; its ``PressureMonitor/events`` carry every
     /// sample and every announcement of the level.
     public let monitor: PressureMonitor
@@ -72,15 +75,15 @@ public final class MemorySystem: Sendable {
     ///   saved.
     /// - Throws: When the target is out of range or the state archive's directory cannot be used.
     public init(configuration: Configuration) throws(MemoryPressureError) {
+        try configuration.checkTarget()
         self.configuration = configuration
-        targetBytes = try configuration.targetBytes()
         let journal = journal
         account = FootprintAccount(
             budget: configuration.budget, admissionWait: configuration.admissionWait, logger: configuration.logger
         ) { app, bytes in
             journal.refused(app: app, bytes: bytes)
         }
-        registry = PurgeRegistry(account: account)
+        registry = PurgeRegistry(account: account, budgetBytes: configuration.budget.totalBytes)
         monitor = PressureMonitor(configuration: configuration.monitor, account: account)
         stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
             try StateArchive(directory: directory)
@@ -251,10 +254,10 @@ public final class MemorySystem: Sendable {
             group.addTask(executorPreference: executor) { [journal, configuration] in
                 await warnings.run(recordingIn: journal, timeout: configuration.warningTimeout)
             }
-            group.addTask(executorPreference: executor) { [hosted, registry, monitor, account, terminator, journal, configuration, targetBytes] in
+            group.addTask(executorPreference: executor) { [hosted, registry, monitor, account, terminator, journal, configuration] in
                 var ladder = ReclamationLadder(
                     apps: hosted, registry: registry, monitor: monitor, account: account, terminator: terminator, journal: journal,
-                    warnings: warnings, configuration: configuration, target: targetBytes
+                    warnings: warnings, configuration: configuration
                 )
                 while let event = await pressure.next() {
                     await ladder.handle(event)
@@ -307,14 +310,18 @@ extension MemorySystem {
             set { monitor.budget = newValue }
         }
 
-        /// The target in bytes, checked to lie above zero and below the warning threshold.
-        func targetBytes() throws(MemoryPressureError) -> Int {
+        /// Checks that the target lies above zero and below the warning threshold.
+        func checkTarget() throws(MemoryPressureError) {
             let warning = budget.thresholds.ratios.warning
             let ratio = targetRatio ?? budget.thresholds.ratios.warningRecovery
             guard ratio > 0, ratio < warning else {
                 throw .targetOutOfRange(ratio: ratio, warningRatio: warning)
             }
-            return Int(Double(budget.totalBytes) * ratio)
+        }
+
+        /// The target in bytes under `budget` (the configured one, or one that followed the limit).
+        func targetBytes(under budget: MemoryBudget) -> Int {
+            Int(Double(budget.totalBytes) * (targetRatio ?? budget.thresholds.ratios.warningRecovery))
         }
     }
 }

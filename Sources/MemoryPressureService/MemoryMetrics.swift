@@ -9,8 +9,8 @@ import Synchronization
 /// |---------------------------------------------|---------|------------------------------------------|
 /// | `memory_pressure_footprint_bytes`           | gauge   | every sample                             |
 /// | `memory_pressure_level`                     | gauge   | every sample: 0 normal, 1 warning, 2 critical |
-/// | `memory_pressure_budget_bytes`              | gauge   | the configuration                        |
-/// | `memory_pressure_target_bytes`              | gauge   | the footprint the ladder works down to   |
+/// | `memory_pressure_budget_bytes`              | gauge   | the budget in force: the configuration, then each change with the cgroup's limit |
+/// | `memory_pressure_target_bytes`              | gauge   | the footprint the ladder works down to, likewise |
 /// | `memory_pressure_app_footprint_bytes{app}`  | gauge   | the largest apps, every app interval      |
 /// | `memory_pressure_other_apps_footprint_bytes`| gauge   | the other apps, summed                   |
 /// | `memory_pressure_warnings_total{step}`      | counter | each memory-warning fan-out (`warning`, `softLimit`) |
@@ -32,6 +32,8 @@ public final class MemoryMetrics: Sendable {
 
     private let footprint: Gauge
     private let level: Gauge
+    private let budget: Gauge
+    private let target: Gauge
     private let apps: AppFootprintGauges
     private let warnings: CounterFamily<ReclamationStep>
     private let purgedBytes: CounterFamily<ReclamationStep>
@@ -73,8 +75,10 @@ public final class MemoryMetrics: Sendable {
         oomKills = Counter(label: label("oom_kills_total"), factory: factory)
         purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
         sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)
-        Gauge(label: label("budget_bytes"), factory: factory).record(system.configuration.budget.totalBytes)
-        Gauge(label: label("target_bytes"), factory: factory).record(system.targetBytes)
+        budget = Gauge(label: label("budget_bytes"), factory: factory)
+        target = Gauge(label: label("target_bytes"), factory: factory)
+        budget.record(system.budget.totalBytes)
+        target.record(system.targetBytes)
         level.record(system.monitor.level.rawValue)
         observations = Mutex([])
         let systemObservation = system.events.observe { [self] in record($0) }
@@ -112,6 +116,9 @@ public final class MemoryMetrics: Sendable {
             if let latency = run.latency { purgeLatency.record(duration: latency) }
         case .allocationRefused:
             refusedAllocations.increment()
+        case .budgetChanged(let change):
+            budget.record(change.budget.totalBytes)
+            target.record(system.targetBytes)
         }
     }
 }

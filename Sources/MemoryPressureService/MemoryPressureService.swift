@@ -35,7 +35,7 @@ public struct MemoryPressureService: Service, CustomStringConvertible {
         let recorder = metrics.map { MemoryMetrics(system: system, configuration: $0) }
         defer { recorder?.stop() }
         system.configuration.logger.info("memory pressure service running", metadata: [
-            "budget": "\(system.configuration.budget.totalBytes)", "target": "\(system.targetBytes)",
+            "budget": "\(system.budget.totalBytes)", "target": "\(system.targetBytes)",
         ])
         do {
             try await cancelWhenGracefulShutdown { try await system.run() }

@@ -32,6 +32,9 @@ struct Stats: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Stop after this many samples with --watch.")
     var count: Int?
 
+    @Option(parsing: .unconditional, help: "How often --watch reads the cgroup's limit again, such as 1s or 10s; the budget follows it (a line says so). Default 10s.")
+    var limitInterval = "10s"
+
     /// The shortest interval between samples: below it the monitor would keep a core busy.
     static let minimumInterval = Duration.milliseconds(1)
 
@@ -40,6 +43,7 @@ struct Stats: AsyncParsableCommand {
             throw ValidationError("--count \(count) is not positive; expected 1 or more samples")
         }
         _ = try samplingInterval()
+        _ = try limitCheckInterval()
         if !watch, budget != nil || count != nil {
             throw ValidationError("--budget and --count apply only with --watch")
         }
@@ -51,18 +55,28 @@ struct Stats: AsyncParsableCommand {
 
     /// `--interval`, checked to be a duration of at least ``minimumInterval``.
     private func samplingInterval() throws(ValidationError) -> Duration {
+        try Self.duration(interval, option: "--interval")
+    }
+
+    /// `--limit-interval`, checked to be a duration of at least ``minimumInterval``.
+    private func limitCheckInterval() throws(ValidationError) -> Duration {
+        try Self.duration(limitInterval, option: "--limit-interval")
+    }
+
+    /// `text`, the value of `option`, checked to be a duration of at least ``minimumInterval``.
+    private static func duration(_ text: String, option: String) throws(ValidationError) -> Duration {
         let expected = "expected a duration of at least 1ms, such as 500ms, 2s or 1.5m"
-        if interval.trimmingPrefix(while: \.isWhitespace).hasPrefix("-") {
-            throw ValidationError("--interval \(interval.echoed()) is negative; \(expected)")
+        if text.trimmingPrefix(while: \.isWhitespace).hasPrefix("-") {
+            throw ValidationError("\(option) \(text.echoed()) is negative; \(expected)")
         }
         let duration: Duration
         do {
-            duration = try DurationParser.parse(interval)
+            duration = try DurationParser.parse(text)
         } catch {
-            throw ValidationError("--interval \(interval.echoed()) is not a duration; \(expected)")
+            throw ValidationError("\(option) \(text.echoed()) is not a duration; \(expected)")
         }
-        guard duration >= Self.minimumInterval else {
-            throw ValidationError("--interval \(interval.echoed()) is below the floor of 1ms; \(expected)")
+        guard duration >= minimumInterval else {
+            throw ValidationError("\(option) \(text.echoed()) is below the floor of 1ms; \(expected)")
         }
         return duration
     }
@@ -105,22 +119,27 @@ struct Stats: AsyncParsableCommand {
         var configuration = PressureMonitor.Configuration(budget: resolved)
         configuration.interval = interval
         configuration.allocatorRefreshInterval = interval
+        configuration.limitCheckInterval = try limitCheckInterval()
         let monitor = PressureMonitor(configuration: configuration)
         let events = monitor.events.stream()
         try monitor.start()
         defer { monitor.stop() }
 
         print("budget \(resolved)")
+        var budget = resolved
         var printed = 0
         let start = ContinuousClock.now
         for await event in events {
             switch event {
             case .sample(let sample, let level):
-                print(sample.watchLine(since: start, budget: resolved, level: level))
+                print(sample.watchLine(since: start, budget: budget, level: level))
                 printed += 1
                 if let count, printed >= count { return }
             case .change(let change):
                 print("level \(change)")
+            case .budgetChanged(let change):
+                budget = change.budget
+                print("budget \(change.budget) follows the cgroup's limit: \(change)")
             }
         }
     }

@@ -65,10 +65,13 @@ struct CachingServer: AsyncParsableCommand {
         // `auto` follows the container: in a Kubernetes pod, 90% of its resources.limits.memory.
         let resolved = budgetText == "auto" ? try MemoryBudget.resolve(.automatic()) : try MemoryBudget(parsing: budgetText)
         let system = try MemorySystem(configuration: .init(budget: resolved, logger: Logger(label: "memory")))
-        let cacheBytes = try Self.bytes(cacheLimit, of: system.configuration.budget.totalBytes)
+        // A percentage is a fraction of the budget, which follows the cgroup's limit while the
+        // server runs: the cache's limit follows it too.
+        let limit = try Self.cacheLimit(cacheLimit)
         // The pages' bytes live in the service's heap, so their cost is already counted there.
         let cache = try PageCache(
-            name: "pages", category: .rebuildableObjects, costLimit: cacheBytes, payloadLocation: .appHeap
+            name: "pages", category: .rebuildableObjects, costLimit: limit.bytes, budgetFraction: limit.fraction,
+            payloadLocation: .appHeap
         )
         system.register(cache)
         let pages = Pages(
@@ -81,7 +84,7 @@ struct CachingServer: AsyncParsableCommand {
             try await pages.response(for: context.parameters.require("id"))
         }
         router.get("memory") { _, _ in
-            MemoryReport(system: system, cache: cache, cacheLimitBytes: cacheBytes)
+            MemoryReport(system: system, cache: cache)
         }
         router.get("metrics") { _, _ -> Response in
             Response(
@@ -97,29 +100,29 @@ struct CachingServer: AsyncParsableCommand {
             logger: logger
         )
         logger.info("serving pages", metadata: [
-            "address": "\(host):\(port)", "budget": "\(system.configuration.budget)", "cacheLimit": "\(cacheBytes)",
+            "address": "\(host):\(port)", "budget": "\(system.budget)", "cacheLimit": "\(cache.costLimitInForce.map(String.init) ?? "none")",
         ])
         try await app.runService()
     }
 
-    /// `text` as bytes: a size such as `64MiB`, or a percentage of `budgetBytes` such as `50%`.
-    static func bytes(_ text: String, of budgetBytes: Int) throws -> Int {
-        let bytes: Int
+    /// `text` as a cache limit: a size such as `64MiB` (bytes), or a percentage of the budget
+    /// such as `50%` (a fraction).
+    static func cacheLimit(_ text: String) throws -> (bytes: Int?, fraction: Double?) {
         if text.hasSuffix("%") {
             guard let percent = Double(text.dropLast()), percent > 0, percent <= 100 else {
-                throw ValidationError("--cache-limit \(text) is not a percentage from 0 to 100 of the budget")
+                throw ValidationError("--cache-limit \(text) is not a percentage of the budget above 0 and at most 100")
             }
-            bytes = Int(Double(budgetBytes) * percent / 100)
-        } else {
-            do {
-                // The budget's parser reads sizes such as 64MiB.
-                bytes = try MemoryBudget(parsing: text).totalBytes
-            } catch {
-                throw ValidationError("--cache-limit \(text) is not a size (such as 64MiB) or a percentage (such as 50%)")
-            }
+            return (nil, percent / 100)
+        }
+        let bytes: Int
+        do {
+            // The budget's parser reads sizes such as 64MiB.
+            bytes = try MemoryBudget(parsing: text).totalBytes
+        } catch {
+            throw ValidationError("--cache-limit \(text) is not a size (such as 64MiB) or a percentage (such as 50%)")
         }
         guard bytes >= 1 else { throw ValidationError("--cache-limit \(text) leaves no room for a page") }
-        return bytes
+        return (bytes, nil)
     }
 
     /// Prometheus, with histogram buckets that suit each timer: purges take milliseconds to seconds,

@@ -44,11 +44,13 @@ final class FootprintAccount: Sendable {
     }
 
     private let refusals = Mutex(Refusals())
-    private let budget: MemoryBudget
+    /// The budget's bytes and its warning and critical thresholds, which follow the cgroup's limit
+    /// (``setBudget(_:)``): read with relaxed loads on the allocation path.
+    private let budgetBytes: Atomic<Int>
+    private let warningThreshold: Atomic<Int>
+    private let criticalThreshold: Atomic<Int>
     /// ``ChargeStock/key``, read once.
     private let stockKey = ChargeStock.key
-    private let warningBytes: Int
-    private let criticalBytes: Int
     private let admissionWait: Duration
     private let logger: Logger
     /// Asks the monitor for a sample now; set once the monitor exists.
@@ -57,9 +59,9 @@ final class FootprintAccount: Sendable {
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
 
     init(budget: MemoryBudget, admissionWait: Duration, logger: Logger, onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void) {
-        self.budget = budget
-        warningBytes = budget.bytes(enteringAbove: .warning)
-        criticalBytes = budget.bytes(enteringAbove: .critical)
+        budgetBytes = Atomic(budget.totalBytes)
+        warningThreshold = Atomic(budget.bytes(enteringAbove: .warning))
+        criticalThreshold = Atomic(budget.bytes(enteringAbove: .critical))
         self.admissionWait = admissionWait
         self.logger = logger
         self.onRefusal = onRefusal
@@ -69,6 +71,16 @@ final class FootprintAccount: Sendable {
     func wake(with wake: @escaping @Sendable () -> Void) {
         self.wake.withLock { $0 = wake }
     }
+
+    /// Admits against `budget` from now on.
+    func setBudget(_ budget: MemoryBudget) {
+        budgetBytes.store(budget.totalBytes, ordering: .relaxed)
+        warningThreshold.store(budget.bytes(enteringAbove: .warning), ordering: .relaxed)
+        criticalThreshold.store(budget.bytes(enteringAbove: .critical), ordering: .relaxed)
+    }
+
+    private var warningBytes: Int { warningThreshold.load(ordering: .relaxed) }
+    private var criticalBytes: Int { criticalThreshold.load(ordering: .relaxed) }
 
     /// Starts or stops holding allocations to the budget (hard limits hold at all times).
     func holdBudget(_ holds: Bool) {
@@ -123,7 +135,7 @@ final class FootprintAccount: Sendable {
         let after = admitted.wrappingAdd(charge, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
         if holdsBudget.load(ordering: .relaxed) {
             let before = after - charge
-            guard after <= budget.totalBytes, before >= criticalBytes || after < criticalBytes,
+            guard after <= budgetBytes.load(ordering: .relaxed), before >= criticalBytes || after < criticalBytes,
                   before >= warningBytes || after < warningBytes else {
                 admitted.wrappingSubtract(charge, ordering: .relaxed)
                 return false
@@ -137,7 +149,7 @@ final class FootprintAccount: Sendable {
     /// counted and the footprint is `after`.
     private func admitAgainstBudget(_ bytes: Int, app: AppIdentifier, footprintAfter after: Int, faultedInLater: Bool) throws(MemoryPressureError) {
         let before = after - bytes
-        if after > budget.totalBytes {
+        if after > budgetBytes.load(ordering: .relaxed) {
             noteCrossing(of: criticalBytes)
             guard waitForRoom() else {
                 withdraw(bytes, faultedInLater: faultedInLater)
@@ -189,7 +201,7 @@ final class FootprintAccount: Sendable {
         let stock = ChargeStock.current(stockKey)
         if stock.pointee.isCharged(to: self) { stock.pointee.drain() }
         let deadline = ContinuousClock.now + admissionWait
-        while footprintBytes > budget.totalBytes {
+        while footprintBytes > budgetBytes.load(ordering: .relaxed) {
             guard ContinuousClock.now < deadline else { return false }
             usleep(1000)
         }
@@ -219,7 +231,7 @@ final class FootprintAccount: Sendable {
         }
         let error: MemoryPressureError = switch refusal {
         case .hardLimit(let limit, let heapBytes): .heapOverHardLimit(app: app, bytes: bytes, heapBytes: heapBytes, hardLimit: limit)
-        case .budget: .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budget.totalBytes, wait: admissionWait)
+        case .budget: .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), wait: admissionWait)
         }
         if firstInEpisode {
             logger.notice("refused an app-heap allocation", metadata: ["app": "\(app)", "bytes": "\(bytes)", "reason": "\(error)"])

@@ -4,11 +4,20 @@
 /// let budget = try MemoryBudget.resolve(.controlGroup(ratio: 0.9))
 /// let fixed = try MemoryBudget(parsing: "2GiB")
 /// ```
+///
+/// While a system runs, its budget follows the cgroup's limit (see ``PressureMonitor/Configuration/limitCheckInterval``):
+/// a budget resolved from the limit (``Source/automatic(ratio:)``, ``Source/controlGroup(ratio:)``)
+/// is resolved again with the same ratio when the limit changes, and any other budget is lowered to
+/// the limit times ``Source/defaultRatio`` while the limit is below it. Two budgets are equal when
+/// they hold the same bytes and thresholds, whatever their source.
 public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     /// Bytes the footprint is held against.
     public let totalBytes: Int
     /// Where the levels begin and end, as fractions of ``totalBytes``.
     public let thresholds: Thresholds
+    /// Where the bytes came from: ``Source/bytes(_:)`` for a budget given in bytes or parsed from a
+    /// size, else the source it was resolved from.
+    public let source: Source
 
     /// Where a budget comes from.
     public enum Source: Hashable, Sendable {
@@ -20,6 +29,18 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         case physicalMemory(ratio: Double = 0.9)
         /// The cgroup's limit times `ratio` when it has one, else physical memory times `ratio`.
         case automatic(ratio: Double = 0.9)
+
+        /// The ratio of the sources that take one, 0.9; also the ratio of the cgroup's limit that a
+        /// budget given in bytes is lowered to when the limit falls below it.
+        public static let defaultRatio = 0.9
+
+        /// Whether a budget from this source is resolved again when the cgroup's limit changes.
+        public var followsControlGroupLimit: Bool {
+            switch self {
+            case .controlGroup, .automatic: true
+            case .bytes, .physicalMemory: false
+            }
+        }
     }
 
     /// A budget of `totalBytes`, checked to be positive and to fit in this machine's memory and
@@ -32,22 +53,29 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidBudget`` when
     ///   `totalBytes` is zero or negative or larger than the machine or the cgroup allows.
     public init(totalBytes: Int, thresholds: Thresholds = .standard) throws(MemoryPressureError) {
-        try self.init(totalBytes: totalBytes, thresholds: thresholds, limits: .current())
+        try self.init(totalBytes: totalBytes, thresholds: thresholds, limits: .current(), source: nil)
     }
 
     /// A budget of `totalBytes`, checked to be positive and to fit in `limits`.
     package init(
         totalBytes: Int,
         thresholds: Thresholds = .standard,
-        limits: MemoryLimits
+        limits: MemoryLimits,
+        source: Source? = nil
     ) throws(MemoryPressureError) {
         guard totalBytes > 0 else { throw .budgetNotPositive(bytes: totalBytes) }
         let ceiling = limits.ceiling
         guard totalBytes <= ceiling.bytes else {
             throw .budgetExceedsLimit(bytes: totalBytes, limitBytes: ceiling.bytes, limitName: ceiling.name)
         }
+        self.init(checked: totalBytes, thresholds: thresholds, source: source ?? .bytes(totalBytes))
+    }
+
+    /// A budget whose bytes are known to be valid.
+    private init(checked totalBytes: Int, thresholds: Thresholds, source: Source) {
         self.totalBytes = totalBytes
         self.thresholds = thresholds
+        self.source = source
     }
 
     /// A budget written as a size, such as `512MiB`, `2GiB`, `1.5G` or `800000000`: a number with
@@ -123,7 +151,38 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         case .automatic(let ratio):
             total = try scaled(limits.controlGroupLimit ?? limits.physicalBytes, by: ratio)
         }
-        return try MemoryBudget(totalBytes: total, thresholds: thresholds, limits: limits)
+        return try MemoryBudget(totalBytes: total, thresholds: thresholds, limits: limits, source: source)
+    }
+
+    /// This budget as it stands under `limits`, which may have changed since it was made: resolved
+    /// again from its source when that follows the cgroup's limit (physical memory times the ratio
+    /// when the limit is gone); otherwise this budget, lowered to the cgroup's hard limit times
+    /// ``Source/defaultRatio`` while that limit is below it. Keeps the source and the thresholds.
+    package func following(_ limits: MemoryLimits) -> MemoryBudget {
+        var bytes: Int
+        switch source {
+        case .controlGroup(let ratio), .automatic(let ratio):
+            bytes = Int(Double(limits.controlGroupLimit ?? limits.physicalBytes) * ratio)
+        case .bytes(let configured):
+            bytes = configured
+        case .physicalMemory(let ratio):
+            bytes = Int(Double(limits.physicalBytes) * ratio)
+        }
+        if !source.followsControlGroupLimit, let maximum = limits.controlGroupMaximum, bytes > maximum {
+            bytes = Int(Double(maximum) * Source.defaultRatio)
+        }
+        return MemoryBudget(checked: max(1, bytes), thresholds: thresholds, source: source)
+    }
+
+    /// Whether two budgets hold the same bytes and thresholds, whatever their sources.
+    public static func == (lhs: MemoryBudget, rhs: MemoryBudget) -> Bool {
+        lhs.totalBytes == rhs.totalBytes && lhs.thresholds == rhs.thresholds
+    }
+
+    /// Hashes the bytes and the thresholds, as ``==(_:_:)`` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(totalBytes)
+        hasher.combine(thresholds)
     }
 
     /// The footprint at which `level` begins (rising into it).

@@ -39,24 +39,29 @@ package struct MemoryLimits: Hashable, Sendable {
     /// v2 or v1, wherever it is mounted. When there is no memory cgroup, or a limit on its path
     /// cannot be read, the cgroup figures are nil and the reason is logged once, at `notice`.
     package static func current(logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")) -> MemoryLimits {
-        do {
-            return reading(try ControlGroupDiscovery.current(), physicalBytes: physicalMemoryBytes, logger: logger)
-        } catch {
-            logger.notice("no cgroup memory limit: \(error)")
-            return MemoryLimits(physicalBytes: physicalMemoryBytes)
-        }
+        let reading = MemoryLimitsReader.current.read()
+        if let problem = reading.problem { logger.notice("no cgroup memory limit: \(problem)") }
+        return reading.limits
     }
 
-    /// The limits of a discovered layout on a machine of `physicalBytes`.
+    /// The limits of a discovered layout on a machine of `physicalBytes`, logging why there are
+    /// none at `notice`.
     package static func reading(
         _ discovery: ControlGroupDiscovery,
         physicalBytes: Int,
         logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")
     ) -> MemoryLimits {
+        let reading = read(discovery, physicalBytes: physicalBytes)
+        if let problem = reading.problem { logger.notice("no cgroup memory limit: \(problem)") }
+        return reading.limits
+    }
+
+    /// The limits of a discovered layout on a machine of `physicalBytes`, and why the cgroup's are
+    /// missing when they cannot be read (no memory cgroup, an unreadable limit file).
+    package static func read(_ discovery: ControlGroupDiscovery, physicalBytes: Int) -> MemoryLimitsReader.Reading {
         var limits = MemoryLimits(physicalBytes: physicalBytes)
         guard let group = discovery.memory else {
-            logger.notice("no cgroup memory limit: \(discovery.reason ?? "no memory cgroup")")
-            return limits
+            return MemoryLimitsReader.Reading(limits: limits, problem: discovery.reason ?? "no memory cgroup")
         }
         do {
             let effective = try group.effectiveLimits()
@@ -65,12 +70,9 @@ package struct MemoryLimits: Hashable, Sendable {
             limits.controlGroupHigh = effective.high?.bytes
             limits.controlGroupHighSource = effective.high?.source
         } catch {
-            logger.notice("no cgroup memory limit: \(error)")
+            return MemoryLimitsReader.Reading(limits: limits, problem: "\(error)")
         }
-        if let source = limits.controlGroupLimitSource, let bytes = limits.controlGroupLimit {
-            logger.debug("cgroup memory limit \(bytes) bytes from \(source)")
-        }
-        return limits
+        return MemoryLimitsReader.Reading(limits: limits, problem: nil)
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
@@ -107,5 +109,37 @@ package struct MemoryLimits: Hashable, Sendable {
             return (maximum, "the cgroup's \(controlGroupMaximumSource?.name ?? "memory.max")")
         }
         return (physicalBytes, "the machine's physical memory")
+    }
+}
+
+/// How limits are read while a monitor runs: from the process's own cgroup, or (in tests) from a
+/// given layout.
+package struct MemoryLimitsReader: Sendable {
+    /// Limits as read, and why the cgroup's are missing when they could not be read.
+    package struct Reading: Hashable, Sendable {
+        package var limits: MemoryLimits
+        package var problem: String?
+    }
+
+    /// Reads the limits now.
+    package let read: @Sendable () -> Reading
+
+    package init(read: @escaping @Sendable () -> Reading) {
+        self.read = read
+    }
+
+    /// The process's own: its cgroup found afresh from `/proc/self` on each read (a process can be
+    /// moved), and this machine's physical memory.
+    package static let current = MemoryLimitsReader {
+        do {
+            return MemoryLimits.read(try ControlGroupDiscovery.current(), physicalBytes: MemoryLimits.physicalMemoryBytes)
+        } catch {
+            return Reading(limits: MemoryLimits(physicalBytes: MemoryLimits.physicalMemoryBytes), problem: "\(error)")
+        }
+    }
+
+    /// The limits of `discovery` on a machine of `physicalBytes`, read afresh each time.
+    package static func reading(_ discovery: ControlGroupDiscovery, physicalBytes: Int) -> MemoryLimitsReader {
+        MemoryLimitsReader { MemoryLimits.read(discovery, physicalBytes: physicalBytes) }
     }
 }

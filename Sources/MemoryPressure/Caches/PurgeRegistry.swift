@@ -34,15 +34,19 @@ package final class PurgeRegistry: Sendable {
     private let account: FootprintAccount?
     /// When the heaps take arenas of their own.
     private let heapArenas: HeapArenaPolicy
+    /// The budget in force, which caches sized by it follow; 0 outside a memory system.
+    private let budgetBytes: Atomic<Int>
 
     /// An empty registry whose heaps belong to no memory system's account.
     package convenience init(heapArenas: HeapArenaPolicy = .standard) {
-        self.init(account: nil, heapArenas: heapArenas)
+        self.init(account: nil, budgetBytes: 0, heapArenas: heapArenas)
     }
 
-    /// An empty registry whose heaps admit their allocations through `account`, when given.
-    init(account: FootprintAccount?, heapArenas: HeapArenaPolicy = .standard) {
+    /// An empty registry whose heaps admit their allocations through `account`, when given, and
+    /// whose caches sized by the budget take `budgetBytes`.
+    init(account: FootprintAccount?, budgetBytes: Int, heapArenas: HeapArenaPolicy = .standard) {
         self.account = account
+        self.budgetBytes = Atomic(budgetBytes)
         self.heapArenas = heapArenas
     }
 
@@ -72,12 +76,28 @@ package final class PurgeRegistry: Sendable {
         }
     }
 
-    /// Registers `cache` under its owner.
+    /// Registers `cache` under its owner; a cache sized by the budget takes the budget in force.
     package func register(_ cache: any Purgeable) {
         registrationCount.add(1, ordering: .relaxed)
         apps.withLock { apps in
             apps[cache.owner, default: AppEntries()].prune()
             apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
+        }
+        let budget = budgetBytes.load(ordering: .relaxed)
+        if budget > 0, let sized = cache as? any BudgetSized {
+            sized.followBudget(budget)
+        }
+    }
+
+    /// Has every registered cache sized by the budget follow `budget`: those whose limit shrinks
+    /// are trimmed at once, outside the registry's lock.
+    func followBudget(_ budget: MemoryBudget) {
+        budgetBytes.store(budget.totalBytes, ordering: .relaxed)
+        let sized = apps.withLock { apps in
+            apps.values.flatMap { $0.caches.compactMap { $0.cache as? any BudgetSized } }
+        }
+        for cache in sized {
+            cache.followBudget(budget.totalBytes)
         }
     }
 
@@ -90,10 +110,10 @@ package final class PurgeRegistry: Sendable {
         }
     }
 
-    /// The owners with a heap, a cache or a store registered.
     /// How many caches, stores and heaps have been registered or made so far.
     var registrations: Int { registrationCount.load(ordering: .relaxed) }
 
+    /// The owners with a heap, a cache or a store registered.
     package var owners: Set<AppIdentifier> { apps.withLock { Set($0.keys) } }
 
     /// `app`'s live caches.

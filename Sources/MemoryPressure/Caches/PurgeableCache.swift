@@ -29,6 +29,12 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     public let payloadLocation: PayloadLocation
     /// The most total cost kept, or nil for no limit.
     @usableFromInline package let costLimit: Int?
+    /// The most total cost kept, as a fraction of the budget of the memory system the cache is
+    /// registered with, or nil for none. It follows the budget as the cgroup's limit moves it, and
+    /// the cache is trimmed at once when it shrinks.
+    public let budgetFraction: Double?
+    /// The budget fraction's cost limit, from the budget in force; `Int.max` until registered.
+    @usableFromInline let budgetCostLimit = Atomic<Int>(.max)
     /// The most entries kept, or nil for no limit other than ``maximumCount``.
     @usableFromInline package let countLimit: Int?
 
@@ -51,6 +57,9 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     ///     for a service's own cache.
     ///   - category: What the cache holds, which decides what each purge event does to it.
     ///   - costLimit: The most total cost kept, or nil (the default) for no limit.
+    ///   - budgetFraction: The most total cost kept as a fraction of the system's budget, above 0
+    ///     and at most 1 (`0.5` for half), or nil (the default) for none. With ``costLimit`` too,
+    ///     the lower of the two holds. Costs should then be bytes.
     ///   - countLimit: The most entries kept, or nil (the default) for no limit but
     ///     ``maximumCount``.
     ///   - payloadLocation: Where the values keep their bytes: ``PayloadLocation/elsewhere`` (the
@@ -64,11 +73,15 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         owner: AppIdentifier = .service,
         category: CacheCategory,
         costLimit: Int? = nil,
+        budgetFraction: Double? = nil,
         countLimit: Int? = nil,
         payloadLocation: PayloadLocation = .elsewhere,
         onEviction evictionHandler: EvictionHandler? = nil
     ) throws(MemoryPressureError) {
         if let costLimit, costLimit < 1 { throw .cacheLimitNotPositive("cost", value: costLimit) }
+        if let budgetFraction, !(budgetFraction > 0 && budgetFraction <= 1) {
+            throw .cacheBudgetFractionOutOfRange(budgetFraction)
+        }
         if let countLimit, countLimit < 1 { throw .cacheLimitNotPositive("count", value: countLimit) }
         if let countLimit, countLimit > Self.maximumCount {
             throw .cacheCountLimitTooLarge(countLimit, maximum: Self.maximumCount)
@@ -78,6 +91,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         self.category = category
         self.payloadLocation = payloadLocation
         self.costLimit = costLimit
+        self.budgetFraction = budgetFraction
         self.countLimit = countLimit
         self.evictionHandler = evictionHandler
         entries = Mutex(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
@@ -184,9 +198,18 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// The keys from the least to the most recently used: the order of eviction.
     package var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
 
+    /// The cost limit in force: the lower of ``costLimit`` and the budget fraction's share of the
+    /// budget in force; nil when neither limits the cost (a budget fraction counts from
+    /// registration with a memory system).
+    public var costLimitInForce: Int? {
+        let fromBudget = budgetCostLimit.load(ordering: .relaxed)
+        return fromBudget == .max ? costLimit : min(costLimit ?? .max, fromBudget)
+    }
+
     @inlinable
     func exceedsLimits(count: Int, totalCost: Int128) -> Bool {
-        count > countLimit ?? Self.maximumCount || costLimit.map { totalCost > Int128($0) } ?? false
+        count > countLimit ?? Self.maximumCount
+            || totalCost > Int128(min(costLimit ?? .max, budgetCostLimit.load(ordering: .relaxed)))
     }
 
     private func trim(keeping fraction: Double, quietly: Bool = false) -> CachePurgeResult {
@@ -250,6 +273,25 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
             guard let handler, let first else { return }
             handler(first.key, first.value)
             for removed in rest { handler(removed.key, removed.value) }
+        }
+    }
+}
+
+/// A cache whose cost limit is a fraction of the budget.
+protocol BudgetSized: AnyObject {
+    /// Takes `budgetBytes` as the budget in force.
+    func followBudget(_ budgetBytes: Int)
+}
+
+extension PurgeableCache: BudgetSized {
+    /// Sets the budget fraction's cost limit from `budgetBytes`, and trims the cache to it when it
+    /// shrank (calling the eviction handler, outside the lock).
+    func followBudget(_ budgetBytes: Int) {
+        guard let budgetFraction else { return }
+        let limit = max(1, Int(Double(budgetBytes) * budgetFraction))
+        let previous = budgetCostLimit.exchange(limit, ordering: .relaxed)
+        if limit < previous {
+            trim(toCost: costLimitInForce ?? limit)
         }
     }
 }

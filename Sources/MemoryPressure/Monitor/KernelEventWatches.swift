@@ -16,6 +16,9 @@ final class KernelEventWatches {
         var sample = false
         /// The highest `memory.pressure_level` notification, if any came.
         var pressureLevel: ControlGroupPressureLevelWatch.Level?
+        /// Whether a cgroup event fired (`memory.events` or `memory.pressure_level`): the limits
+        /// may have changed.
+        var controlGroupEvent = false
     }
 
     private var stall: StallWatch?
@@ -106,6 +109,7 @@ final class KernelEventWatches {
                     memoryEvents = nil
                 }
                 wake.sample = true
+                wake.controlGroupEvent = true
             } else if let watch = pressureLevel, watch.descriptors.contains(where: { $0.descriptor == entry.fd }) {
                 if entry.revents & failed != 0 {
                     logger.notice("memory.pressure_level notifications in \(watch.directory) ended; the monitor goes on without them")
@@ -119,6 +123,7 @@ final class KernelEventWatches {
         if let watch = pressureLevel, let level = watch.takeLevel(ready: readyLevels) {
             wake.pressureLevel = level
             wake.sample = true
+            wake.controlGroupEvent = true
         }
         return wake
     }

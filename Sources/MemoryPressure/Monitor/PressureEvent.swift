@@ -94,11 +94,14 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What a ``PressureMonitor`` publishes: every sample with the level it was judged at, and every
-/// announcement of the level. An announcement comes just before the sample it was decided on.
+/// What a ``PressureMonitor`` publishes: every sample with the level it was judged at, every
+/// announcement of the level, and every change of the budget. An announcement comes just before the
+/// sample it was decided on; a budget change, before the first sample judged against it.
 public enum PressureEvent: Hashable, Sendable {
     /// A sample, and the level announced after it was judged.
     case sample(MemorySample, level: PressureLevel)
     /// A rise, fall or repeat of the level.
     case change(PressureChange)
+    /// The budget changed with the cgroup's limit.
+    case budgetChanged(BudgetChange)
 }

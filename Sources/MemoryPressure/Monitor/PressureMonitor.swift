@@ -30,14 +30,18 @@ public final class PressureMonitor: Sendable {
     public let events = EventSource<PressureEvent>()
     /// The one sampler, shared by the sampling thread and by those who measure between its ticks.
     private let sampler: Mutex<MemorySampler>
-    private let latest = Mutex<(level: PressureLevel, sample: MemorySample?)>((.normal, nil))
+    private let latest: Mutex<(level: PressureLevel, sample: MemorySample?, budget: MemoryBudget)>
     private let oomKills = Atomic<Int>(0)
     private let thread = Mutex<SamplingThread?>(nil)
+    /// The account whose admissions follow the budget, when a system owns the monitor.
+    private let account: FootprintAccount?
 
     /// A monitor that does nothing until ``start()``.
     @_spi(Benchmarks) public init(configuration: Configuration) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
+        latest = Mutex((.normal, nil, configuration.budget))
+        account = nil
     }
 
     /// A monitor whose samples count `account`'s heap bytes, and which `account` wakes at once when
@@ -45,6 +49,8 @@ public final class PressureMonitor: Sendable {
     init(configuration: Configuration, account: FootprintAccount) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, account: account, logger: configuration.logger))
+        latest = Mutex((.normal, nil, configuration.budget))
+        self.account = account
         account.wake { [weak self] in self?.sampleNow() }
     }
 
@@ -86,6 +92,29 @@ public final class PressureMonitor: Sendable {
     /// The most recent sample, or nil before the first.
     public var latestSample: MemorySample? { latest.withLock { $0.sample } }
 
+    /// The budget samples are judged against now: the configured one, until the cgroup's limit
+    /// moves it (``PressureEvent/budgetChanged(_:)``).
+    public var budget: MemoryBudget { latest.withLock { $0.budget } }
+
+    /// Makes `change`, from the sampling thread: the account admits against the new budget, and
+    /// the change is logged and published.
+    func changeBudget(_ change: BudgetChange) {
+        account?.setBudget(change.budget)
+        if change.isLoweredToTheLimit {
+            configuration.logger.warning(
+                "the memory budget exceeds the cgroup's limit; lowered to \(Int(MemoryBudget.Source.defaultRatio * 100))% of the limit: \(change)",
+                metadata: ["budget": "\(change.budget.totalBytes)", "limit": "\(change.limitBytes.map(String.init) ?? "none")"]
+            )
+        } else {
+            configuration.logger.notice("the memory budget follows the cgroup's limit: \(change)", metadata: [
+                "budget": "\(change.budget.totalBytes)", "previousBudget": "\(change.previous.totalBytes)",
+                "limit": "\(change.limitBytes.map(String.init) ?? "none")",
+                "previousLimit": "\(change.previousLimitBytes.map(String.init) ?? "none")",
+            ])
+        }
+        publish(.budgetChanged(change))
+    }
+
     /// Processes the OOM killer ended in the process's cgroup v2 since the monitor first sampled it:
     /// the increases of `memory.events`' `oom_kill` it saw, each also logged once.
     package var oomKillCount: Int { oomKills.load(ordering: .relaxed) }
@@ -120,9 +149,11 @@ public final class PressureMonitor: Sendable {
         latest.withLock { latest in
             switch event {
             case .sample(let sample, let level):
-                latest = (level, sample)
+                (latest.level, latest.sample) = (level, sample)
             case .change(let change):
                 latest.level = change.level
+            case .budgetChanged(let change):
+                latest.budget = change.budget
             }
         }
         events.emit(event)
@@ -136,8 +167,16 @@ public final class PressureMonitor: Sendable {
 extension PressureMonitor {
     /// How a monitor samples and judges. Only the budget is required.
     public struct Configuration: Sendable {
-        /// The budget samples are judged against.
+        /// The budget samples are judged against, as configured; ``PressureMonitor/budget`` is the
+        /// one in force, which follows the cgroup's limit (see ``limitCheckInterval``).
         public var budget: MemoryBudget
+        /// How often the cgroup's limit is read again while the monitor runs, so that the budget
+        /// follows it: resolved again when it came from the limit, lowered when the limit falls below
+        /// it (see ``MemoryBudget``). A `memory.events` change (v2) or a `memory.pressure_level`
+        /// notification (v1) has it read at once. Nil keeps the configured budget. Default 10 s.
+        public var limitCheckInterval: Duration? = .seconds(10)
+        /// Where the limits are read from: the process's own cgroup.
+        package var limitsReader: MemoryLimitsReader = .current
         /// Time between samples. Default 250 ms.
         public var interval: Duration = .milliseconds(250)
         /// Time between samples while the footprint is above the warning threshold or growing

@@ -17,6 +17,13 @@ struct SamplingLoop: Sendable {
     private var last: (time: ContinuousClock.Instant, footprint: Int?)?
     /// The OOM kills in the process's cgroup, from the samples' `memory.events`.
     private var oomKills = OOMKillCounter()
+    /// The budget kept in step with the cgroup's limit; nil when the configuration keeps it fixed.
+    private var follower: BudgetFollower?
+    /// When the limits were last read, and why the cgroup's could not be (logged when it changes).
+    private var lastLimitCheck: (time: ContinuousClock.Instant, problem: String?)?
+    /// When the limits are next read: at once, then an interval after each reading; nil when the
+    /// budget is kept fixed.
+    private var nextLimitCheck: ContinuousClock.Instant?
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
 
@@ -30,7 +37,15 @@ struct SamplingLoop: Sendable {
             settleTime: configuration.settleTime,
             repeatInterval: configuration.repeatInterval
         )
+        if configuration.limitCheckInterval != nil {
+            follower = BudgetFollower(configured: configuration.budget)
+            nextLimitCheck = .now
+        }
     }
+
+    /// Kernel events read the limits again at most this often: under heavy reclaim a v1 cgroup
+    /// signals its pressure level hundreds of times a second.
+    static let limitCheckSpacing: Duration = .milliseconds(100)
 
     mutating func run() {
         let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
@@ -40,8 +55,13 @@ struct SamplingLoop: Sendable {
         // kernel event within the fast interval of the last sample).
         var fullNow = true
         var fullAtTick = false
+        var limitsChanged = false
         while !control.isStopRequested {
             let now = ContinuousClock.now
+            if let nextLimitCheck, limitsChanged ? now >= (lastLimitCheck?.time ?? now) + Self.limitCheckSpacing : now >= nextLimitCheck {
+                checkLimits(at: now)
+                limitsChanged = false
+            }
             let due = now >= nextTick
             let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
             if full || due {
@@ -52,7 +72,8 @@ struct SamplingLoop: Sendable {
             fullNow = false
 
             var descriptors = [pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
-            let ready = poll(&descriptors, nfds_t(descriptors.count), WakePipe.milliseconds(until: nextTick))
+            let wakeTime = nextLimitCheck.map { min(nextTick, limitsChanged ? now + Self.limitCheckSpacing : $0) } ?? nextTick
+            let ready = poll(&descriptors, nfds_t(descriptors.count), WakePipe.milliseconds(until: wakeTime))
             guard ready > 0 else { continue }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
                 control.wake.drain()
@@ -61,6 +82,7 @@ struct SamplingLoop: Sendable {
             if let level = wake.pressureLevel {
                 tracker.notice(level.pressureLevel, at: .now)
             }
+            limitsChanged = limitsChanged || wake.controlGroupEvent
             if wake.sample {
                 // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
                 // v1 cgroup signals its pressure level hundreds of times a second.
@@ -73,6 +95,24 @@ struct SamplingLoop: Sendable {
                 }
             }
         }
+    }
+
+    /// Reads the cgroup's limits and, when they move the budget, makes the change: the tracker
+    /// judges the next sample (taken at once) against the new budget, and the monitor publishes it.
+    private mutating func checkLimits(at now: ContinuousClock.Instant) {
+        guard var follower else { return }
+        let reading = configuration.limitsReader.read()
+        if reading.problem != lastLimitCheck?.problem, let problem = reading.problem {
+            configuration.logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
+        }
+        lastLimitCheck = (now, reading.problem)
+        nextLimitCheck = configuration.limitCheckInterval.map { now + $0 }
+        let change = follower.follow(reading.limits, at: now)
+        self.follower = follower
+        guard let change else { return }
+        tracker.budget = change.budget
+        monitor.changeBudget(change)
+        control.requestSample()
     }
 
     /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
@@ -114,7 +154,7 @@ struct SamplingLoop: Sendable {
         defer { last = (sample.time, sample.footprintBytes) }
         let fast = min(configuration.fastInterval, configuration.interval)
         guard let footprint = sample.footprintBytes else { return configuration.interval }
-        if footprint >= configuration.budget.bytes(enteringAbove: .warning) { return fast }
+        if footprint >= tracker.budget.bytes(enteringAbove: .warning) { return fast }
         if let last, let before = last.footprint, sample.time > last.time {
             let elapsed = sample.time - last.time
             let bytesPerSecond = Double(footprint - before) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)

@@ -1,8 +1,8 @@
 import DequeModule
 import Synchronization
 
-/// The ladder's input from the monitor: every announcement of the level, in order, and the latest
-/// sample, however long a ladder run takes.
+/// The ladder's input from the monitor: every announcement of the level and change of the budget,
+/// in order, and the latest sample, however long a ladder run takes.
 ///
 /// A stream that keeps the newest events drops the oldest when the ladder falls behind (a run that
 /// waits on two 5-second `willTerminate` deadlines while the monitor samples every 10 ms), and with
@@ -11,14 +11,15 @@ import Synchronization
 /// and spaced repeats) are all kept.
 final class LadderMailbox: Sendable {
     private struct Contents {
-        var announcements: Deque<PressureChange> = []
+        /// Announcements of the level and changes of the budget, oldest first.
+        var announcements: Deque<PressureEvent> = []
         var sample: (sample: MemorySample, level: PressureLevel)?
         var reader: CheckedContinuation<PressureEvent?, Never>?
         var isClosed = false
 
         /// The next event: the oldest announcement, else the latest sample.
         mutating func take() -> PressureEvent? {
-            if let change = announcements.popFirst() { return .change(change) }
+            if let announcement = announcements.popFirst() { return announcement }
             guard let (sample, level) = sample.take() else { return nil }
             return .sample(sample, level: level)
         }
@@ -33,7 +34,7 @@ final class LadderMailbox: Sendable {
         let handOff: (CheckedContinuation<PressureEvent?, Never>, PressureEvent)? = contents.withLock { contents in
             guard !contents.isClosed else { return nil }
             switch event {
-            case .change(let change): contents.announcements.append(change)
+            case .change, .budgetChanged: contents.announcements.append(event)
             case .sample(let sample, let level): contents.sample = (sample, level)
             }
             guard let reader = contents.reader.take(), let next = contents.take() else { return nil }

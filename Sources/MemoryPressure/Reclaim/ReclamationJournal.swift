@@ -14,6 +14,9 @@ public enum MemorySystemEvent: Sendable {
     /// An app-heap allocation of `bytes` was refused: it would have taken the app past its hard
     /// limit, or the process past its budget with no room made in time.
     case allocationRefused(app: AppIdentifier, bytes: Int)
+    /// The budget changed with the cgroup's limit; the ladder judges the footprint against the new
+    /// one from the next sample on, and caches sized by the budget follow it.
+    case budgetChanged(BudgetChange)
 }
 
 /// What reclamation did: kept (the most recent terminations and ladder runs, the purge latencies)
@@ -44,6 +47,10 @@ final class ReclamationJournal: Sendable {
 
     func warned(_ delivery: WarningDelivery, step: ReclamationStep) {
         events.emit(.warning(delivery, step: step))
+    }
+
+    func budgetChanged(_ change: BudgetChange) {
+        events.emit(.budgetChanged(change))
     }
 
     func refused(app: AppIdentifier, bytes: Int) {

@@ -28,8 +28,6 @@ struct ReclamationLadder {
     let journal: ReclamationJournal
     let warnings: WarningFollower
     let configuration: MemorySystem.Configuration
-    /// The footprint the ladder works down to, in bytes.
-    let target: Int
     private var limits: AppLimitEnforcer
     /// When the last run ended: samples taken before then (the announced one among them) are
     /// stale, and are not run again.
@@ -75,7 +73,7 @@ struct ReclamationLadder {
 
     init(
         apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, account: FootprintAccount, terminator: Terminator,
-        journal: ReclamationJournal, warnings: WarningFollower, configuration: MemorySystem.Configuration, target: Int
+        journal: ReclamationJournal, warnings: WarningFollower, configuration: MemorySystem.Configuration
     ) {
         self.apps = apps
         self.registry = registry
@@ -85,11 +83,16 @@ struct ReclamationLadder {
         self.journal = journal
         self.warnings = warnings
         self.configuration = configuration
-        self.target = target
         limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, warnings: warnings, configuration: configuration)
     }
 
     private var logger: Logger { configuration.logger }
+
+    /// The budget in force: it follows the cgroup's limit.
+    private var budget: MemoryBudget { monitor.budget }
+
+    /// The footprint the ladder works down to, in bytes, under the budget in force.
+    private var target: Int { configuration.targetBytes(under: budget) }
 
     mutating func handle(_ event: PressureEvent) async {
         switch event {
@@ -97,7 +100,7 @@ struct ReclamationLadder {
             logger.log(level: change.level == .critical ? .notice : .info, "memory pressure \(change)", metadata: [
                 "level": "\(change.level)", "previous": "\(change.previous)", "kind": "\(change.kind)",
                 "footprint": "\(change.sample.footprintBytes.map(String.init) ?? "unknown")",
-                "budget": "\(configuration.budget.totalBytes)",
+                "budget": "\(budget.totalBytes)",
             ])
             guard change.level > .normal else {
                 crossingTime = nil
@@ -111,6 +114,9 @@ struct ReclamationLadder {
                 announced = true
                 await climb(to: change.level, from: change.sample, warn: true)
             }
+        case .budgetChanged(let change):
+            journal.budgetChanged(change)
+            registry.followBudget(change.budget)
         case .sample(let sample, let level):
             await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
@@ -128,7 +134,7 @@ struct ReclamationLadder {
         }
         if let rest, rest.holds(
             footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations,
-            step: Rest.step(budgetBytes: configuration.budget.totalBytes)
+            step: Rest.step(budgetBytes: budget.totalBytes)
         ) {
             return
         }
@@ -197,7 +203,7 @@ struct ReclamationLadder {
         logger.notice("reclamation ladder rests: nothing left to reclaim above target", metadata: [
             "level": "\(level)", "footprint": "\(footprint)", "target": "\(target)",
             "until": .string(
-                "the footprint rises by \(Rest.step(budgetBytes: configuration.budget.totalBytes)) bytes, the level rises, "
+                "the footprint rises by \(Rest.step(budgetBytes: budget.totalBytes)) bytes, the level rises, "
                     + "or an app, cache, store or heap is added"
             ),
         ])
