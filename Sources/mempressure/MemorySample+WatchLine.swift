@@ -10,7 +10,8 @@ extension MemorySample {
         var fields = [DecimalText.format(seconds, places: 2) + "s"]
         if let footprintBytes {
             let percent = Double(footprintBytes) / Double(budget.totalBytes) * 100
-            fields.append("footprint \(ByteCount(footprintBytes)) (\(DecimalText.format(percent, places: 1))% of budget)")
+            let judged = controlGroupExcessBytes > 0 ? ", cgroup working set" : ""
+            fields.append("footprint \(ByteCount(footprintBytes)) (\(DecimalText.format(percent, places: 1))% of budget\(judged))")
         } else {
             fields.append("footprint unknown")
         }

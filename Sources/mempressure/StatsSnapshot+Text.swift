@@ -74,6 +74,7 @@ extension StatsSnapshot {
             }
             row("automatic budget", bytes(cgroup.automaticBudgetBytes))
             row("budget source", cgroup.automaticBudgetSource)
+            row("footprint judged", cgroup.judgedFootprint)
         }
         if !eventSources.isEmpty {
             section("event sources")

@@ -36,6 +36,10 @@ struct StatsSnapshot: Encodable {
         /// The automatic budget (90% of the effective limit, else of physical memory) and where it comes from.
         var automaticBudgetBytes: Int?
         var automaticBudgetSource: String
+        /// The footprint a monitor with the default configuration judges here: `process` (its
+        /// resident bytes) or `larger of process and cgroup working set` (the process is alone in
+        /// its memory cgroup), with the reason.
+        var judgedFootprint: String
         /// Processes of the memory cgroup the OOM killer ended, and the file that counts them
         /// (`memory.events` on v2, `memory.oom_control` on v1).
         var oomKillCount: Int?
@@ -114,7 +118,9 @@ struct StatsSnapshot: Encodable {
     /// The layout, the memory cgroup's figures and the effective limit.
     private mutating func readCgroup() -> Cgroup? {
         guard let discovery = attempt({ () throws(MemoryPressureError) in try ControlGroupDiscovery.current() }) else { return nil }
-        let limits = MemoryLimits.reading(discovery, physicalBytes: MemoryLimits.physicalMemoryBytes, logger: Self.silent)
+        let reading = MemoryLimits.read(discovery, physicalBytes: MemoryLimits.physicalMemoryBytes)
+        let limits = reading.limits
+        let alone = reading.isAloneInControlGroup
         let budget = attempt { () throws(MemoryPressureError) in try MemoryBudget.resolve(.automatic(), limits: limits) }
         var cgroup = Cgroup(
             layout: discovery.layout.rawValue,
@@ -123,7 +129,10 @@ struct StatsSnapshot: Encodable {
             effectiveLimitBytes: limits.controlGroupLimit,
             effectiveLimitSource: limits.controlGroupLimitSource?.description,
             automaticBudgetBytes: budget?.totalBytes,
-            automaticBudgetSource: "90% of " + limits.origin(of: .automatic())
+            automaticBudgetSource: "90% of " + limits.origin(of: .automatic()),
+            judgedFootprint: ControlGroupWorkingSetPolicy.whenAlone.takesInWorkingSet(aloneInControlGroup: alone)
+                ? "larger of process and cgroup working set (alone in its memory cgroup)"
+                : "process (\(discovery.memory == nil ? "no memory cgroup" : "shares its memory cgroup"))"
         )
         switch discovery.memory {
         case .v2(let group, _):
@@ -162,9 +171,6 @@ struct StatsSnapshot: Encodable {
         }
         return cgroup
     }
-
-    /// The limits' reasons are in the snapshot itself; nothing is logged.
-    private static let silent = Logger(label: "mempressure.stats", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The snapshot as `stats --json` prints it.
     func jsonText() throws -> String {

@@ -260,7 +260,8 @@ final class FootprintAccount: Sendable {
     func complete(_ sample: inout MemorySample, from snapshot: Snapshot) {
         sample.heapBytes = snapshot.admitted
         sample.heapBytesUnderWay = snapshot.admitted - snapshot.resident
-        guard let measured = sample.residentBytes ?? sample.jemalloc?.resident else { return }
+        guard let own = sample.residentBytes ?? sample.jemalloc?.resident else { return }
+        let measured = own + sample.controlGroupExcessBytes
         outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
         let footprint = measured + sample.heapBytesUnderWay
         // A crossing the sample does not bear out (the bytes were freed before it) began nothing.

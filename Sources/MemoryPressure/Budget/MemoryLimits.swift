@@ -72,7 +72,7 @@ package struct MemoryLimits: Hashable, Sendable {
         } catch {
             return MemoryLimitsReader.Reading(limits: limits, problem: "\(error)")
         }
-        return MemoryLimitsReader.Reading(limits: limits, problem: nil)
+        return MemoryLimitsReader.Reading(limits: limits, problem: nil, isAloneInControlGroup: group.holdsOnlyThisProcess)
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
@@ -119,6 +119,8 @@ package struct MemoryLimitsReader: Sendable {
     package struct Reading: Hashable, Sendable {
         package var limits: MemoryLimits
         package var problem: String?
+        /// Whether the process is the only one in its memory cgroup, so the cgroup's count is its own.
+        package var isAloneInControlGroup = false
     }
 
     /// Reads the limits now.
@@ -141,5 +143,13 @@ package struct MemoryLimitsReader: Sendable {
     /// The limits of `discovery` on a machine of `physicalBytes`, read afresh each time.
     package static func reading(_ discovery: ControlGroupDiscovery, physicalBytes: Int) -> MemoryLimitsReader {
         MemoryLimitsReader { MemoryLimits.read(discovery, physicalBytes: physicalBytes) }
+    }
+}
+
+extension MemoryControlGroup {
+    /// Whether the cgroup's `cgroup.procs` lists this process alone; false when it cannot be read.
+    var holdsOnlyThisProcess: Bool {
+        guard let text = try? KernelFile.read(directory.appending("cgroup.procs")) else { return false }
+        return text.split(whereSeparator: \.isWhitespace) == ["\(getpid())"]
     }
 }

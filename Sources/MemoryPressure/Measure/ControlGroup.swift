@@ -39,6 +39,14 @@ package struct ControlGroup: Hashable, Sendable {
     /// A number of bytes and a newline.
     private static let byteCountCapacity = 32
 
+    /// `memory.stat`'s `inactive_file`, kept open (the sampling path): page cache the kernel
+    /// reclaims first, which the working set leaves out.
+    static func inactiveFileBytes(from file: OpenKernelFile) throws(MemoryPressureError) -> Int {
+        try file.parse(capacity: ControlGroupV1Statistics.fileCapacity) { text in
+            KernelText.value(named: "inactive_file", in: text).flatMap { Int(exactly: $0) }
+        }
+    }
+
     private static func parseByteCount(_ text: UnsafeRawBufferPointer) -> Int? {
         KernelText.unsigned(KernelText.trimmed(text)).flatMap { Int(exactly: $0) }
     }

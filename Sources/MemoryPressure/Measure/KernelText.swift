@@ -20,6 +20,18 @@ enum KernelText {
         allPieces(of: line, separatedBy: UInt8(ascii: " "), body)
     }
 
+    /// The value of the first `name value` line of `text` named `name` (a flat-keyed file such as
+    /// `memory.stat`); nil when there is none or its value is not an unsigned integer.
+    static func value<Text: Collection<UInt8>>(named name: StaticString, in text: Text) -> UInt64? {
+        var found: UInt64?
+        _ = allLines(of: text) { line in
+            guard let space = line.firstIndex(of: UInt8(ascii: " ")), matches(line[..<space], name) else { return true }
+            found = unsigned(line[line.index(after: space)...])
+            return false
+        }
+        return found
+    }
+
     /// Splits `name=value` at its first `=`; nil when there is none.
     static func nameAndValue<Field: Collection<UInt8>>(
         _ field: Field

@@ -6,7 +6,8 @@ import Jemalloc
 /// and stall figures are nil or empty.
 ///
 /// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
-/// `cgroupCurrentBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
+/// `cgroupCurrentBytes`, `cgroupWorkingSetBytes`, `controlGroupExcessBytes` (when above 0),
+/// `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
 /// `JemallocStatistics`), `cgroupEvents` (``ControlGroupEvents``), `pressureStall`
 /// (``PressureStall``), `samplingDurationSeconds` and `allocatorRefreshSeconds` (the duration of
 /// the sample's jemalloc epoch refresh, on samples that made one); a figure that is nil is left out.
@@ -40,6 +41,16 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// Heap bytes admitted whose pages were not yet faulted in when the sample was read: counted in
     /// ``footprintBytes`` because the allocation under way will make them resident.
     package var heapBytesUnderWay = 0
+    /// The cgroup's working set as Kubernetes computes it: usage less inactive page cache (v2
+    /// `memory.current` less `memory.stat` `inactive_file`; v1 `memory.usage_in_bytes` less
+    /// `total_inactive_file`). What the kernel's OOM killer and a kubelet's eviction defend. Nil on
+    /// cheap samples and where the process has no memory cgroup.
+    public var cgroupWorkingSetBytes: Int?
+    /// What the cgroup's working set held beyond the process's own figure at the last full sample
+    /// (kernel memory charged to it, page cache it dirtied), added to ``footprintBytes`` while the
+    /// monitor judges the cgroup's count (``PressureMonitor/Configuration/controlGroupWorkingSet``);
+    /// 0 otherwise.
+    public var controlGroupExcessBytes = 0
 
     /// A sample taken at `time` with the figures given; the rest unknown.
     package init(
@@ -60,15 +71,22 @@ public struct MemorySample: Hashable, Sendable, Encodable {
 
     /// The footprint the budget is held against: the process's resident bytes (or jemalloc's
     /// resident bytes when statm could not be read), with heap allocations under way counted as if
-    /// already resident.
+    /// already resident; while the monitor judges the cgroup's count, plus what the cgroup's working
+    /// set held beyond that (``controlGroupExcessBytes``), so the larger of the two.
     public var footprintBytes: Int? {
+        ownBytes.map { $0 + controlGroupExcessBytes }
+    }
+
+    /// The process's own figure: its resident bytes (or jemalloc's), with heap allocations under way.
+    package var ownBytes: Int? {
         (residentBytes ?? jemalloc?.resident).map { $0 + heapBytesUnderWay }
     }
 }
 
 extension MemorySample {
     private enum CodingKeys: String, CodingKey {
-        case time, residentBytes, cgroupCurrentBytes, footprintBytes, heapBytes, jemalloc, cgroupEvents, pressureStall
+        case time, residentBytes, cgroupCurrentBytes, cgroupWorkingSetBytes, controlGroupExcessBytes, footprintBytes, heapBytes
+        case jemalloc, cgroupEvents, pressureStall
         case samplingDuration = "samplingDurationSeconds"
         case allocatorRefreshDuration = "allocatorRefreshSeconds"
     }
@@ -85,6 +103,10 @@ extension MemorySample {
         try container.encode(secondsSinceBoot: time, forKey: .time)
         try container.encodeIfPresent(residentBytes, forKey: .residentBytes)
         try container.encodeIfPresent(cgroupCurrentBytes, forKey: .cgroupCurrentBytes)
+        try container.encodeIfPresent(cgroupWorkingSetBytes, forKey: .cgroupWorkingSetBytes)
+        if controlGroupExcessBytes > 0 {
+            try container.encode(controlGroupExcessBytes, forKey: .controlGroupExcessBytes)
+        }
         try container.encodeIfPresent(footprintBytes, forKey: .footprintBytes)
         try container.encodeIfPresent(heapBytes, forKey: .heapBytes)
         try container.encodeIfPresent(jemalloc, forKey: .jemalloc)
@@ -97,12 +119,15 @@ extension MemorySample {
 
 extension MemorySample: CustomStringConvertible {
     /// The sample for people and logs: `footprint 512 MiB (resident 500 MiB, app heaps 100 MiB,
-    /// cgroup 530 MiB)`, each figure left out when unknown.
+    /// cgroup 530 MiB, cgroup working set 512 MiB, judged with the cgroup's 12 MiB more)`, each
+    /// figure left out when unknown.
     public var description: String {
         let parts = [
             residentBytes.map { "resident \(ByteCount($0))" },
             heapBytes.map { "app heaps \(ByteCount($0))" },
             cgroupCurrentBytes.map { "cgroup \(ByteCount($0))" },
+            cgroupWorkingSetBytes.map { "cgroup working set \(ByteCount($0))" },
+            controlGroupExcessBytes > 0 ? "judged with the cgroup's \(ByteCount(controlGroupExcessBytes)) more" : nil,
         ].compactMap(\.self)
         let footprint = footprintBytes.map { "footprint \(ByteCount($0))" } ?? "footprint unknown"
         return parts.isEmpty ? footprint : "\(footprint) (\(parts.joined(separator: ", ")))"

@@ -113,8 +113,8 @@ package struct ControlGroupSampleSource: MemorySampleSource {
     private let files: Result<Files, MemoryPressureError>
 
     private enum Files: Sendable {
-        case v2(current: OpenKernelFile, events: OpenKernelFile?)
-        case v1(usage: OpenKernelFile)
+        case v2(current: OpenKernelFile, events: OpenKernelFile?, stat: OpenKernelFile?)
+        case v1(usage: OpenKernelFile, stat: OpenKernelFile?)
     }
 
     /// The memory cgroup of the calling process, v2 or v1, found from `/proc/self/cgroup` and
@@ -135,20 +135,18 @@ package struct ControlGroupSampleSource: MemorySampleSource {
     /// The cgroup v2 at a known directory.
     package init(group: ControlGroup) {
         self.init(name: "cgroup \(group.directory)", files: Result { () throws(MemoryPressureError) in
-            let current = try OpenKernelFile(group.path("memory.current"))
-            do throws(MemoryPressureError) {
-                return .v2(current: current, events: try OpenKernelFile(group.path("memory.events")))
-            } catch {
-                guard error.code == .measurementUnavailable else { throw error }
-                return .v2(current: current, events: nil)
-            }
+            .v2(
+                current: try OpenKernelFile(group.path("memory.current")),
+                events: try OpenKernelFile.ifPresent(group.path("memory.events")),
+                stat: try OpenKernelFile.ifPresent(group.path("memory.stat"))
+            )
         })
     }
 
     /// The v1 memory cgroup at a known directory.
     package init(version1 group: ControlGroupV1) {
         self.init(name: "cgroup v1 \(group.directory)", files: Result { () throws(MemoryPressureError) in
-            .v1(usage: try OpenKernelFile(group.path("memory.usage_in_bytes")))
+            .v1(usage: try OpenKernelFile(group.path("memory.usage_in_bytes")), stat: try OpenKernelFile.ifPresent(group.path("memory.stat")))
         })
     }
 
@@ -161,13 +159,21 @@ package struct ControlGroupSampleSource: MemorySampleSource {
 
     package func read(into sample: inout MemorySample) throws {
         switch try files.get() {
-        case .v2(let current, let events):
-            sample.cgroupCurrentBytes = try ControlGroup.currentBytes(from: current)
+        case .v2(let current, let events, let stat):
+            let usage = try ControlGroup.currentBytes(from: current)
+            sample.cgroupCurrentBytes = usage
             if let events {
                 sample.cgroupEvents = try ControlGroupEvents.read(from: events)
             }
-        case .v1(let usage):
-            sample.cgroupCurrentBytes = try ControlGroupV1.usageBytes(from: usage)
+            if let stat {
+                sample.cgroupWorkingSetBytes = max(0, usage - (try ControlGroup.inactiveFileBytes(from: stat)))
+            }
+        case .v1(let usage, let stat):
+            let usage = try ControlGroupV1.usageBytes(from: usage)
+            sample.cgroupCurrentBytes = usage
+            if let stat {
+                sample.cgroupWorkingSetBytes = try ControlGroupV1Statistics.read(from: stat).workingSetBytes(usageBytes: usage)
+            }
         }
     }
 }

@@ -11,6 +11,11 @@ import Logging
     private var reported: Set<String> = []
     /// Indices of sources not read any more because their file is missing.
     private var retired: Set<Int> = []
+    /// Whether samples count what the cgroup's working set holds beyond the process's own figure
+    /// (``MemorySample/controlGroupExcessBytes``).
+    var judgesControlGroupWorkingSet = false
+    /// That excess at the last full sample that read the working set; cheap samples carry it on.
+    private var controlGroupExcess = 0
 
     /// A sampler over `sources`.
     @_spi(Benchmarks) public init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
@@ -38,6 +43,12 @@ import Logging
                     retired.insert(index)
                 }
             }
+        }
+        if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.residentBytes ?? sample.jemalloc?.resident {
+            controlGroupExcess = max(0, workingSet - own)
+        }
+        if judgesControlGroupWorkingSet {
+            sample.controlGroupExcessBytes = controlGroupExcess
         }
         if let account, let heaps {
             account.complete(&sample, from: heaps)

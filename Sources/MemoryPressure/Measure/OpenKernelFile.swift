@@ -21,6 +21,15 @@ final class OpenKernelFile: Sendable {
         }
     }
 
+    /// Opens `path` for reading; nil when the file is not there (a figure this kernel lacks).
+    static func ifPresent(_ path: FilePath) throws(MemoryPressureError) -> OpenKernelFile? {
+        do {
+            return try OpenKernelFile(path)
+        } catch where error.code == .measurementUnavailable {
+            return nil
+        }
+    }
+
     /// Reads the file's text (at most `capacity - 1` bytes) and parses it with `parse`. A file that
     /// fills the buffer, or text `parse` rejects, is reported as malformed with the file's text.
     func parse<Value>(capacity: Int, _ parse: (UnsafeRawBufferPointer) -> Value?) throws(MemoryPressureError) -> Value {

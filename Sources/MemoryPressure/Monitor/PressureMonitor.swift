@@ -96,6 +96,22 @@ public final class PressureMonitor: Sendable {
     /// moves it (``PressureEvent/budgetChanged(_:)``).
     public var budget: MemoryBudget { latest.withLock { $0.budget } }
 
+    /// Whether the footprint judged now takes in the cgroup's working set
+    /// (``Configuration/controlGroupWorkingSet``).
+    public var judgesControlGroupWorkingSet: Bool { sampler.withLock { $0.judgesControlGroupWorkingSet } }
+
+    /// Starts or stops taking in the cgroup's working set, from the sampling thread, and says so.
+    func judgeControlGroupWorkingSet(_ judges: Bool, aloneInControlGroup alone: Bool) {
+        sampler.withLock { $0.judgesControlGroupWorkingSet = judges }
+        let why = switch configuration.controlGroupWorkingSet {
+        case .whenAlone: alone ? "the process is alone in its memory cgroup" : "the process shares its memory cgroup"
+        case .always, .never: "configured \(configuration.controlGroupWorkingSet)"
+        }
+        configuration.logger.notice(judges
+            ? "the footprint judged is the larger of the process's own and its cgroup's working set (\(why))"
+            : "the footprint judged is the process's own (\(why))")
+    }
+
     /// Makes `change`, from the sampling thread: the account admits against the new budget, and
     /// the change is logged and published.
     func changeBudget(_ change: BudgetChange) {
@@ -177,6 +193,9 @@ extension PressureMonitor {
         public var limitCheckInterval: Duration? = .seconds(10)
         /// Where the limits are read from: the process's own cgroup.
         package var limitsReader: MemoryLimitsReader = .current
+        /// When the footprint judged takes in the cgroup's working set: by default while the process
+        /// is alone in its memory cgroup, as in a container.
+        public var controlGroupWorkingSet: ControlGroupWorkingSetPolicy = .whenAlone
         /// Time between samples. Default 250 ms.
         public var interval: Duration = .milliseconds(250)
         /// Time between samples while the footprint is above the warning threshold or growing

@@ -39,9 +39,18 @@ struct SamplingLoop: Sendable {
         )
         if configuration.limitCheckInterval != nil {
             follower = BudgetFollower(configured: configuration.budget)
+        }
+        if follower != nil || configuration.controlGroupWorkingSet != .never {
             nextLimitCheck = .now
         }
     }
+
+    /// How often the limits (and the cgroup's processes) are read when the budget is kept fixed but
+    /// the working set may be judged.
+    static let defaultLimitCheckInterval: Duration = .seconds(10)
+
+    /// Whether samples take in the cgroup's working set now; nil before the first reading.
+    private var judgesWorkingSet: Bool?
 
     /// Kernel events read the limits again at most this often: under heavy reclaim a v1 cgroup
     /// signals its pressure level hundreds of times a second.
@@ -100,13 +109,19 @@ struct SamplingLoop: Sendable {
     /// Reads the cgroup's limits and, when they move the budget, makes the change: the tracker
     /// judges the next sample (taken at once) against the new budget, and the monitor publishes it.
     private mutating func checkLimits(at now: ContinuousClock.Instant) {
-        guard var follower else { return }
         let reading = configuration.limitsReader.read()
-        if reading.problem != lastLimitCheck?.problem, let problem = reading.problem {
+        if reading.problem != lastLimitCheck?.problem, let problem = reading.problem, follower != nil {
             configuration.logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
         }
         lastLimitCheck = (now, reading.problem)
-        nextLimitCheck = configuration.limitCheckInterval.map { now + $0 }
+        nextLimitCheck = now + (configuration.limitCheckInterval ?? Self.defaultLimitCheckInterval)
+        let judges = configuration.controlGroupWorkingSet.takesInWorkingSet(aloneInControlGroup: reading.isAloneInControlGroup)
+        if judges != (judgesWorkingSet ?? false) {
+            monitor.judgeControlGroupWorkingSet(judges, aloneInControlGroup: reading.isAloneInControlGroup)
+            control.requestSample()
+        }
+        judgesWorkingSet = judges
+        guard var follower else { return }
         let change = follower.follow(reading.limits, at: now)
         self.follower = follower
         guard let change else { return }
