@@ -292,6 +292,13 @@ extension MemoryPressureError {
     }
 
     /// A sampling interval of zero or less.
+    static func unrecoverableDurationNotPositive(_ duration: Duration) -> Self {
+        Self(
+            .invalidConfiguration,
+            "unrecoverable duration \(duration) is not positive; expected a duration greater than zero, such as 30s"
+        )
+    }
+
     static func monitorIntervalNotPositive(_ interval: Duration) -> Self {
         Self(
             .invalidConfiguration,

@@ -283,6 +283,9 @@ extension MemorySystem {
         /// How long an app-heap allocation that would take the process past its budget waits for the
         /// ladder to make room before it is refused. Default 100 ms.
         public var admissionWait: Duration = .milliseconds(100)
+        /// What the system does when the footprint stays above the budget with nothing left to
+        /// reclaim: nil (the default) to keep trying, or a bounded give-up that reports or exits.
+        public var unrecoverable: Unrecoverable?
         /// Where apps save their state, or nil for no state archive.
         public var stateArchiveDirectory: FilePath?
         /// Where the system logs level changes, purges and terminations.

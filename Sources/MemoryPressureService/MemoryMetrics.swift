@@ -18,6 +18,7 @@ import Synchronization
 /// | `memory_pressure_terminations_total{reason}`| counter | each termination                         |
 /// | `memory_pressure_refused_allocations_total` | counter | each app-heap allocation refused         |
 /// | `memory_pressure_oom_kills_total`           | counter | processes the OOM killer ended in the cgroup (`memory.events`) |
+/// | `memory_pressure_unrecoverable_total`       | counter | each give-up: over the budget with nothing left to reclaim |
 /// | `memory_pressure_purge_latency_seconds`     | timer   | crossing the warning threshold to under target |
 /// | `memory_pressure_sample_duration_seconds`   | timer   | how long the monitor took to read each sample |
 ///
@@ -40,6 +41,7 @@ public final class MemoryMetrics: Sendable {
     private let terminations: CounterFamily<TerminationReason>
     private let refusedAllocations: Counter
     private let oomKills: Counter
+    private let unrecoverable: Counter
     /// The monitor's OOM kill count already added to ``oomKills``.
     private let recordedOOMKills = Atomic<Int>(0)
     private let purgeLatency: Timer
@@ -73,6 +75,7 @@ public final class MemoryMetrics: Sendable {
         )
         refusedAllocations = Counter(label: label("refused_allocations_total"), factory: factory)
         oomKills = Counter(label: label("oom_kills_total"), factory: factory)
+        unrecoverable = Counter(label: label("unrecoverable_total"), factory: factory)
         purgeLatency = Timer(label: label("purge_latency_seconds"), factory: factory)
         sampleDuration = Timer(label: label("sample_duration_seconds"), factory: factory)
         budget = Gauge(label: label("budget_bytes"), factory: factory)
@@ -119,6 +122,8 @@ public final class MemoryMetrics: Sendable {
         case .budgetChanged(let change):
             budget.record(change.budget.totalBytes)
             target.record(system.targetBytes)
+        case .unrecoverable:
+            unrecoverable.increment()
         }
     }
 }

@@ -17,6 +17,9 @@ public enum MemorySystemEvent: Sendable {
     /// The budget changed with the cgroup's limit; the ladder judges the footprint against the new
     /// one from the next sample on, and caches sized by the budget follow it.
     case budgetChanged(BudgetChange)
+    /// The footprint stayed above the budget for the configured time with nothing left to reclaim
+    /// (``MemorySystem/Configuration/unrecoverable``); once per episode.
+    case unrecoverable(UnrecoverableFootprint)
 }
 
 /// What reclamation did: kept (the most recent terminations and ladder runs, the purge latencies)
@@ -47,6 +50,10 @@ final class ReclamationJournal: Sendable {
 
     func warned(_ delivery: WarningDelivery, step: ReclamationStep) {
         events.emit(.warning(delivery, step: step))
+    }
+
+    func gaveUp(_ footprint: UnrecoverableFootprint) {
+        events.emit(.unrecoverable(footprint))
     }
 
     func budgetChanged(_ change: BudgetChange) {

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Jemalloc
 import Logging
 
@@ -48,6 +53,9 @@ struct ReclamationLadder {
     /// Set when a run ended above target with nothing left to reclaim: until something changes,
     /// samples do not run the ladder again (announcements still do).
     private var rest: Rest?
+    /// How long the footprint has stayed above the budget while resting, when the configuration
+    /// gives up.
+    private var unrecoverable: UnrecoverableClock?
 
     /// What the ladder waits for while it rests: the footprint rising by ``step`` above where it
     /// rested, the level rising, or something new to reclaim (an app entering the background or
@@ -83,6 +91,7 @@ struct ReclamationLadder {
         self.journal = journal
         self.warnings = warnings
         self.configuration = configuration
+        unrecoverable = configuration.unrecoverable.map { UnrecoverableClock(duration: $0.duration) }
         limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, warnings: warnings, configuration: configuration)
     }
 
@@ -121,6 +130,24 @@ struct ReclamationLadder {
             await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
             await climbIfAboveTarget(to: level, from: sample)
+            judgeRecovery(after: sample)
+        }
+    }
+
+    /// Gives up, as the configuration says, once the footprint has stayed above the budget for its
+    /// duration while the ladder rests with nothing left to reclaim.
+    private mutating func judgeRecovery(after sample: MemorySample) {
+        guard var clock = unrecoverable, let giveUp = configuration.unrecoverable else { return }
+        let due = clock.observe(footprint: sample.footprintBytes, budgetBytes: budget.totalBytes, nothingLeft: rest != nil, at: sample.time)
+        unrecoverable = clock
+        guard let due else { return }
+        journal.gaveUp(due)
+        logger.error("memory footprint unrecoverable: \(due)", metadata: [
+            "footprint": "\(due.footprintBytes)", "budget": "\(due.budgetBytes)", "action": "\(giveUp.action)",
+        ])
+        if case .exit(let code) = giveUp.action {
+            logger.critical("exiting with status \(code) so that the process is restarted: \(due)")
+            exit(code)
         }
     }
 

@@ -69,7 +69,7 @@ final class EventTally: Sendable {
                 counts.marks.append(.init(seconds: seconds, kind: .termination, label: record.app.rawValue, bytes: record.returnedBytes))
             case .ladderRun(let run):
                 counts.reactions.record(crossing: run.crossingTime, start: run.startTime)
-            case .allocationRefused, .budgetChanged:
+            case .allocationRefused, .budgetChanged, .unrecoverable:
                 break
             }
         }
