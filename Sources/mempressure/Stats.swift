@@ -3,6 +3,12 @@ import Jemalloc
 import Logging
 @_spi(Benchmarks) import MemoryPressure
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -26,7 +32,7 @@ struct Stats: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "Time between samples with --watch, such as 500ms, 2s or 1.5m; at least 1ms.")
     var interval = "1s"
 
-    @Option(parsing: .unconditional, help: "Budget the level is judged against with --watch, such as 512MiB, 2GiB or 1.5G (default: 90% of the cgroup's limit, else of physical memory).")
+    @Option(parsing: .unconditional, help: "Budget the level is judged against with --watch, such as 512MiB, 2GiB or 1.5G, or auto (the default): 90% of the cgroup's limit, else of physical memory, following the limit as it changes.")
     var budget: String?
 
     @Option(parsing: .unconditional, help: "Stop after this many samples with --watch.")
@@ -85,8 +91,8 @@ struct Stats: AsyncParsableCommand {
     private func watchBudget(limits: MemoryLimits) throws(ValidationError) -> MemoryBudget? {
         guard watch else { return nil }
         do {
-            return try budget.map { text throws(MemoryPressureError) in try MemoryBudget(parsing: text, limits: limits) }
-                ?? MemoryBudget.resolve(.automatic(), limits: limits)
+            guard let budget, budget != "auto" else { return try MemoryBudget.resolve(.automatic(), limits: limits) }
+            return try MemoryBudget(parsing: budget, limits: limits)
         } catch {
             throw ValidationError("--budget: \(error)")
         }
@@ -112,6 +118,13 @@ struct Stats: AsyncParsableCommand {
         }
     }
 
+    /// Prints `line` and flushes it at once, so that a pipe (`| tee`, a supervisor's log) sees each
+    /// line as it comes rather than a buffer's worth at a time.
+    private func printLine(_ line: String) {
+        print(line)
+        fflush(nil)  // every output stream: standard output is the one written
+    }
+
     /// Runs a pressure monitor and prints each sample it publishes with its level.
     private func watchSamples() async throws {
         guard let resolved = try watchBudget(limits: Self.limits) else { return }
@@ -125,21 +138,21 @@ struct Stats: AsyncParsableCommand {
         try monitor.start()
         defer { monitor.stop() }
 
-        print("budget \(resolved)")
+        printLine("budget \(resolved)")
         var budget = resolved
         var printed = 0
         let start = ContinuousClock.now
         for await event in events {
             switch event {
             case .sample(let sample, let level):
-                print(sample.watchLine(since: start, budget: budget, level: level))
+                printLine(sample.watchLine(since: start, budget: budget, level: level))
                 printed += 1
                 if let count, printed >= count { return }
             case .change(let change):
-                print("level \(change)")
+                printLine("level \(change)")
             case .budgetChanged(let change):
                 budget = change.budget
-                print("budget \(change.budget) follows the cgroup's limit: \(change)")
+                printLine("budget changed: \(change); now \(change.budget.totalBytes) bytes, \(change.budget)")
             }
         }
     }

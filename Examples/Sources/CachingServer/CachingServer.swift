@@ -40,6 +40,9 @@ struct CachingServer: AsyncParsableCommand {
     @Option(help: "Most bytes of pages the cache keeps: a size such as 64MiB, or a percentage of the budget such as 50%.")
     var cacheLimit = "50%"
 
+    @Option(help: "Seconds between readings of the cgroup's limit, which the budget follows (1 to 3600), or 0 to keep the budget as started.")
+    var limitCheckSeconds = 10
+
     @Option(help: "Log level: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -64,7 +67,12 @@ struct CachingServer: AsyncParsableCommand {
         let budgetText = budget ?? Environment.value(of: "CACHING_SERVER_BUDGET") ?? "128MiB"
         // `auto` follows the container: in a Kubernetes pod, 90% of its resources.limits.memory.
         let resolved = budgetText == "auto" ? try MemoryBudget.resolve(.automatic()) : try MemoryBudget(parsing: budgetText)
-        let system = try MemorySystem(configuration: .init(budget: resolved, logger: Logger(label: "memory")))
+        guard (0...3600).contains(limitCheckSeconds) else {
+            throw ValidationError("--limit-check-seconds \(limitCheckSeconds) is out of range; expected 0 (off) to 3600")
+        }
+        var configuration = MemorySystem.Configuration(budget: resolved, logger: Logger(label: "memory"))
+        configuration.monitor.limitCheckInterval = limitCheckSeconds == 0 ? nil : .seconds(limitCheckSeconds)
+        let system = try MemorySystem(configuration: configuration)
         // A percentage is a fraction of the budget, which follows the cgroup's limit while the
         // server runs: the cache's limit follows it too.
         let limit = try Self.cacheLimit(cacheLimit)
