@@ -268,4 +268,71 @@ struct LiveLimitTests {
         #expect(changes.all.isEmpty)
         #expect(monitor.budget == budget)
     }
+
+    /// A memory system follows the limit as a whole: the new budget is published on its events,
+    /// its target follows, a cache sized by the budget is trimmed to its share at once, and the
+    /// footprint, now over the new budget, runs the ladder at once.
+    @Test func aSystemFollowsTheLimitWithItsTargetItsCachesAndItsLadder() async throws {
+        let tree = try LiveLimitTree(.v2)
+        let baseline = try settledResidentBytes()
+        try tree.setLimit(baseline + 4 * Self.gibibyte, on: .own)
+        let budget = try MemoryBudget.resolve(.automatic(), limits: tree.limits(physicalBytes: Self.physical))
+        var configuration = MemorySystem.Configuration(budget: budget, logger: silentLogger)
+        configuration.monitor.interval = .milliseconds(10)
+        configuration.monitor.stallThresholds = nil
+        configuration.monitor.stallTrigger = nil
+        configuration.monitor.controlGroupEvents = .none
+        configuration.monitor.limitCheckInterval = .milliseconds(50)
+        configuration.monitor.limitsReader = tree.reader(physicalBytes: Self.physical)
+        let system = try MemorySystem(configuration: configuration)
+
+        // Ten entries of 100 MiB declared cost (payloads elsewhere, kept at every level), at most
+        // half the budget: all kept under the first limit.
+        let evicted = SharedLog<Int>()
+        let sized = try PurgeableCache<Int, Int>(
+            name: "sized", category: .custom(name: "kept", onEnteringBackground: .keep, onWarning: .keep, onCritical: .keep),
+            budgetFraction: 0.5, onEviction: { key, _ in evicted.append(key) }
+        )
+        #expect(sized.costLimitInForce == nil)  // until registered
+        system.register(sized)
+        #expect(sized.costLimitInForce == budget.totalBytes / 2)
+        for key in 0..<10 { try sized.setValue(key, forKey: key, cost: 100 * mebibyte) }
+        #expect(sized.count == 10)
+        // 64 MiB of payloads in the service's heap, emptied at critical.
+        let pages = try PurgeableCache<Int, HeapBuffer>(name: "pages", category: .rebuildableObjects, payloadLocation: .appHeap)
+        system.register(pages)
+        for (key, buffer) in try residentBuffers(in: system.heap(for: .service), totalBytes: 64 * mebibyte).enumerated() {
+            try pages.setValue(buffer, forKey: key, cost: buffer.byteCount)
+        }
+
+        let events = system.events.stream()
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+            let footprint = try #require(system.monitor.latestSample?.footprintBytes)
+            #expect(system.monitor.level == .normal)
+            // The limit lowered to the footprint: the new budget is 90% of it, so it is over budget.
+            try tree.setLimit(footprint, on: .own)
+            let event = await events.first { if case .budgetChanged = $0 { true } else { false } }
+            guard case .budgetChanged(let change) = event else {
+                Issue.record("no budget change on the system's events")
+                return
+            }
+            #expect(change.budget.totalBytes == Int(Double(footprint) * 0.9))
+            #expect(system.budget == change.budget)
+            #expect(system.configuration.budget == budget)
+            #expect(system.targetBytes == Int(Double(change.budget.totalBytes) * budget.thresholds.ratios.warningRecovery))
+            // The sized cache, trimmed to half the new budget at once, least recently used first.
+            let share = change.budget.totalBytes / 2
+            #expect(sized.costLimitInForce == share)
+            #expect(sized.totalCost <= share)
+            #expect(sized.count == share / (100 * mebibyte))
+            #expect(evicted.all == Array(0..<(10 - sized.count)))
+            // The ladder runs at critical, at once, and empties the heap's pages.
+            let run = await events.first { if case .ladderRun(let run) = $0 { run.level == .critical } else { false } }
+            #expect(run != nil)
+            #expect(pages.count == 0)
+        }
+        await system.shutDown()
+    }
 }
+
