@@ -58,7 +58,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     ///   - category: What the cache holds, which decides what each purge event does to it.
     ///   - costLimit: The most total cost kept, or nil (the default) for no limit.
     ///   - budgetFraction: The most total cost kept as a fraction of the system's budget, above 0
-    ///     and at most 1 (`0.5` for half), or nil (the default) for none. With ``costLimit`` too,
+    ///     and at most 1 (`0.5` for half), or nil (the default) for none. With `costLimit` too,
     ///     the lower of the two holds. Costs should then be bytes.
     ///   - countLimit: The most entries kept, or nil (the default) for no limit but
     ///     ``maximumCount``.
@@ -198,7 +198,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// The keys from the least to the most recently used: the order of eviction.
     package var keysInEvictionOrder: [Key] { entries.withLock { $0.keysFromOldest } }
 
-    /// The cost limit in force: the lower of ``costLimit`` and the budget fraction's share of the
+    /// The cost limit in force: the lower of `costLimit` and the budget fraction's share of the
     /// budget in force; nil when neither limits the cost (a budget fraction counts from
     /// registration with a memory system).
     public var costLimitInForce: Int? {
