@@ -57,6 +57,8 @@ final class FootprintAccount: Sendable {
     private let wake = Mutex<(@Sendable () -> Void)?>(nil)
     /// Told of every refusal.
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
+    /// Where allocations over the budget wait for room: signalled whenever the footprint may fall.
+    private let room = RoomSignal()
 
     init(budget: MemoryBudget, admissionWait: Duration, logger: Logger, onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void) {
         budgetBytes = Atomic(budget.totalBytes)
@@ -77,6 +79,7 @@ final class FootprintAccount: Sendable {
         budgetBytes.store(budget.totalBytes, ordering: .relaxed)
         warningThreshold.store(budget.bytes(enteringAbove: .warning), ordering: .relaxed)
         criticalThreshold.store(budget.bytes(enteringAbove: .critical), ordering: .relaxed)
+        room.signal()
     }
 
     private var warningBytes: Int { warningThreshold.load(ordering: .relaxed) }
@@ -171,6 +174,7 @@ final class FootprintAccount: Sendable {
     func withdraw(_ bytes: Int, faultedInLater: Bool) {
         if faultedInLater { underWay.wrappingSubtract(bytes, ordering: .relaxed) }
         admitted.wrappingSubtract(bytes, ordering: .relaxed)
+        room.signal()
     }
 
     /// `bytes` of resident heap memory were freed: into the calling thread's stock when it is
@@ -180,32 +184,30 @@ final class FootprintAccount: Sendable {
         let stock = ChargeStock.current(stockKey)
         guard stock.pointee.isCharged(to: self) else {
             admitted.wrappingSubtract(bytes, ordering: .relaxed)
+            room.signal()
             return
         }
         stock.pointee.bytes += bytes
         if stock.pointee.bytes > 2 * Self.stockBatch {
             admitted.wrappingSubtract(stock.pointee.bytes - Self.stockBatch, ordering: .relaxed)
             stock.pointee.bytes = Self.stockBatch
+            room.signal()
         }
     }
 
     /// `bytes` a thread's stock held are uncharged.
     func giveBack(_ bytes: Int) {
         admitted.wrappingSubtract(bytes, ordering: .relaxed)
+        room.signal()
     }
 
-    /// Waits, a millisecond at a time, until the admitted bytes fit in the budget; false when the
-    /// admission wait passes first.
+    /// Sleeps until the admitted bytes fit in the budget, woken by every free, sample and budget
+    /// change; false when the admission wait passes first.
     private func waitForRoom() -> Bool {
         // The waiting thread's own stock is room it holds.
         let stock = ChargeStock.current(stockKey)
         if stock.pointee.isCharged(to: self) { stock.pointee.drain() }
-        let deadline = ContinuousClock.now + admissionWait
-        while footprintBytes > budgetBytes.load(ordering: .relaxed) {
-            guard ContinuousClock.now < deadline else { return false }
-            usleep(1000)
-        }
-        return true
+        return room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
     }
 
     /// Records that the footprint crossed `thresholdBytes` now, unless an earlier crossing is
@@ -271,6 +273,7 @@ final class FootprintAccount: Sendable {
         if footprint < warningBytes {
             refusals.withLock { $0.logged = false }
         }
+        room.signal()
     }
 
     // MARK: The ladder

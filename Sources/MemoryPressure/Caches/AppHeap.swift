@@ -52,7 +52,6 @@ public final class AppHeap: Sendable {
     /// The heap's bytes: raised by a compare-and-swap that checks the hard limit in the same step
     /// (and keeps the sum from overflowing), lowered with wrapping subtracts.
     private let allocated = Atomic<Int>(0)
-    private let buffers = Atomic<Int>(0)
     private let closed = Atomic<Bool>(false)
     /// Closed, empty, its own arena destroyed and its pool arena purged.
     private let finished = Atomic<Bool>(false)
@@ -336,14 +335,6 @@ public final class AppHeap: Sendable {
     /// class); kept as they come and go, so it is current without an epoch refresh.
     public var allocatedBytes: Int { allocated.load(ordering: .relaxed) }
 
-    /// The number of ``HeapBuffer``s alive now.
-    package var liveBufferCount: Int { buffers.load(ordering: .relaxed) }
-
-    /// Counts a buffer made or freed.
-    func countBuffer(_ delta: Int) {
-        buffers.add(delta, ordering: .relaxed)
-    }
-
     /// The statistics of ``arena`` as of the last ``Jemalloc/advanceEpoch()``; a pool arena's
     /// cover every heap that shares it.
     package func statistics() throws(JemallocError) -> ArenaStatistics {
@@ -422,7 +413,6 @@ public final class HeapBuffer: Sendable {
         self.heap = heap
         self.ownArena = ownArena
         self.base = base
-        heap.countBuffer(1)
     }
 
     /// Calls `body` with the bytes, to read them, while no other access to them runs.
@@ -452,7 +442,6 @@ public final class HeapBuffer: Sendable {
     }
 
     deinit {
-        heap.countBuffer(-1)
         heap.free(base, byteCount: byteCount, in: ownArena)
     }
 }

@@ -201,6 +201,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// The cost limit in force: the lower of `costLimit` and the budget fraction's share of the
     /// budget in force; nil when neither limits the cost (a budget fraction counts from
     /// registration with a memory system).
+    @inlinable
     public var costLimitInForce: Int? {
         let fromBudget = budgetCostLimit.load(ordering: .relaxed)
         return fromBudget == .max ? costLimit : min(costLimit ?? .max, fromBudget)
@@ -208,8 +209,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     @inlinable
     func exceedsLimits(count: Int, totalCost: Int128) -> Bool {
-        count > countLimit ?? Self.maximumCount
-            || totalCost > Int128(min(costLimit ?? .max, budgetCostLimit.load(ordering: .relaxed)))
+        count > countLimit ?? Self.maximumCount || costLimitInForce.map { totalCost > Int128($0) } ?? false
     }
 
     private func trim(keeping fraction: Double, quietly: Bool = false) -> CachePurgeResult {

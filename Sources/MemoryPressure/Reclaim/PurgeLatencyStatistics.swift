@@ -1,11 +1,14 @@
+import DequeModule
+
 /// The purge latencies of the ladder runs that brought the footprint back under target: from the
 /// sample that crossed the warning threshold to the measurement under target.
 ///
 /// Encodable as a summary: `count`, and `p50Seconds`, `p99Seconds` and `maxSeconds`, left out when
 /// no latency is recorded.
 public struct PurgeLatencyStatistics: Hashable, Sendable, Encodable {
-    /// Every latency recorded, in order (the most recent `capacity`).
-    package private(set) var latencies: [Duration] = []
+    /// Every latency recorded, in order (the most recent `capacity`): a ring, whose oldest latency
+    /// is dropped in constant time once it is full.
+    package private(set) var latencies: Deque<Duration> = []
     /// How many latencies are kept.
     static let capacity = 10_000
 

@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// What a ``MemorySystem`` did, as it did it. The pressure level is the monitor's to announce
@@ -30,9 +31,10 @@ final class ReclamationJournal: Sendable {
     /// The most termination records kept.
     static let terminationCapacity = 10_000
 
+    /// Rings: the oldest record is dropped in constant time once a ring is full.
     private struct Records {
-        var terminations: [TerminationRecord] = []
-        var runs: [LadderRun] = []
+        var terminations: Deque<TerminationRecord> = []
+        var runs: Deque<LadderRun> = []
         var latency = PurgeLatencyStatistics()
     }
 
@@ -40,8 +42,8 @@ final class ReclamationJournal: Sendable {
     let events = EventSource<MemorySystemEvent>()
     private let records = Mutex(Records())
 
-    var terminations: [TerminationRecord] { records.withLock { $0.terminations } }
-    var runs: [LadderRun] { records.withLock { $0.runs } }
+    var terminations: [TerminationRecord] { records.withLock { Array($0.terminations) } }
+    var runs: [LadderRun] { records.withLock { Array($0.runs) } }
     var latency: PurgeLatencyStatistics { records.withLock { $0.latency } }
 
     func purged(_ report: PurgeReport, step: ReclamationStep) {
