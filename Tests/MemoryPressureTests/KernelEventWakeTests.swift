@@ -47,7 +47,7 @@ struct KernelEventWakeTests {
         let tree = try FakeCgroupTree()
         try tree.write("app", ["memory.current": "1048576\n", "memory.events": Self.memoryEvents()])
         let directory = tree.root.path.appending("app")
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let monitor = Self.slowMonitor(
             targets: .given(memoryEvents: directory.appending("memory.events"), pressureLevelDirectory: nil),
             extra: [ControlGroupSampleSource(group: ControlGroup(directory: directory))],
@@ -109,7 +109,7 @@ struct KernelEventWakeTests {
         let tree = try FakeCgroupTree()
         try tree.write("memory/app", ["memory.pressure_level": "", "cgroup.event_control": ""])
         let directory = tree.root.path.appending("memory/app")
-        let (logger, _) = RecordingLogHandler.logger()
+        let (logger, _) = recordingLogger()
         let monitor = Self.slowMonitor(targets: .given(memoryEvents: nil, pressureLevelDirectory: directory), logger: logger)
         let events = monitor.events.stream()
         try monitor.start()
@@ -141,7 +141,7 @@ struct KernelEventWakeTests {
         let tree = try FakeCgroupTree()
         try tree.write("memory/app", ["memory.pressure_level": "", "cgroup.event_control": ""])
         let directory = tree.root.path.appending("memory/app")
-        let (logger, _) = RecordingLogHandler.logger()
+        let (logger, _) = recordingLogger()
         var configuration = Self.slowMonitor(targets: .given(memoryEvents: nil, pressureLevelDirectory: directory), logger: logger).configuration
         configuration.fastInterval = .milliseconds(100)
         let monitor = PressureMonitor(configuration: configuration)
@@ -176,7 +176,7 @@ struct KernelEventWakeTests {
         // A directory in its place: opening it for writing fails, as a read-only cgroup mount does.
         try tree.directory("memory/app/cgroup.event_control")
         let directory = tree.root.path.appending("memory/app")
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let monitor = Self.slowMonitor(targets: .given(memoryEvents: nil, pressureLevelDirectory: directory), logger: logger)
         let events = monitor.events.stream()
         try monitor.start()
@@ -196,7 +196,7 @@ struct KernelEventWakeTests {
     @Test func aMissingMemoryEventsFileIsSaidOnceAndTheMonitorGoesOn() async throws {
         let tree = try FakeCgroupTree()
         let missing = tree.root.path.appending("memory.events")
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let monitor = Self.slowMonitor(targets: .given(memoryEvents: missing, pressureLevelDirectory: nil), logger: logger)
         let events = monitor.events.stream()
         try monitor.start()

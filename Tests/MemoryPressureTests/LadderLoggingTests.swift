@@ -7,7 +7,7 @@ import Testing
 @Suite(.exclusiveMemoryUse)
 struct LadderLoggingTests {
     @Test func sustainedPressureLogsAFewLinesAtInfoNotOnePerSample() async throws {
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let source = ScriptedSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.logger = logger

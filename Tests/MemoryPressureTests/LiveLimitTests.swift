@@ -105,7 +105,7 @@ struct LiveLimitTests {
     /// `checkInterval`, and watches `targets` for kernel events.
     static func monitor(
         _ tree: LiveLimitTree, budget: MemoryBudget, checkInterval: Duration, targets: ControlGroupEventTargets = .none,
-        logger: Logger = RecordingLogHandler.logger().0
+        logger: Logger = recordingLogger().0
     ) -> PressureMonitor {
         var configuration = PressureMonitorTests.configuration(budget: budget, sources: [ProcessMemorySampleSource()], interval: .seconds(600))
         configuration.fastSamplingGrowthRate = .max
@@ -220,7 +220,7 @@ struct LiveLimitTests {
         let tree = try LiveLimitTree(.v2)
         let budget = try MemoryBudget(totalBytes: 3 * Self.gibibyte, limits: tree.limits(physicalBytes: Self.physical))
         #expect(budget.source == .bytes(3 * Self.gibibyte))
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let monitor = Self.monitor(tree, budget: budget, checkInterval: .milliseconds(50), logger: logger)
         let changes = Changes(monitor)
         try monitor.start()

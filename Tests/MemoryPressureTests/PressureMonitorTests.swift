@@ -20,7 +20,7 @@ struct PressureMonitorTests {
         interval: Duration = .milliseconds(20),
         trigger: StallTrigger? = nil
     ) -> PressureMonitor.Configuration {
-        var configuration = PressureMonitor.Configuration(budget: budget, logger: RecordingLogHandler.logger().0)
+        var configuration = PressureMonitor.Configuration(budget: budget, logger: recordingLogger().0)
         configuration.sources = sources
         configuration.interval = interval
         configuration.allocatorRefreshInterval = interval

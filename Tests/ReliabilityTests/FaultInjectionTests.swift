@@ -186,7 +186,7 @@ struct FaultInjectionTests {
 
     @Test func unreadableMissingAndGarbageFiguresAreLoggedOnceAndTheRestIsSampled() throws {
         let directory = try TemporaryDirectory()
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         var sampler = MemorySampler(sources: try Self.faultySources(in: directory) + [JemallocSampleSource()], logger: logger)
         for _ in 0..<5 {
             let sample = sampler.sample(.full)
@@ -205,7 +205,7 @@ struct FaultInjectionTests {
 
     @Test func theMonitorKeepsSamplingAndJudgingWithEveryFaultySource() async throws {
         let directory = try TemporaryDirectory()
-        let (logger, messages) = RecordingLogHandler.logger()
+        let (logger, messages) = recordingLogger()
         let limits = MemoryLimits(physicalBytes: 1 << 42)
         var configuration = PressureMonitor.Configuration(budget: try MemoryBudget(totalBytes: 1 << 41, limits: limits), logger: logger)
         configuration.sources = try Self.faultySources(in: directory)

@@ -124,8 +124,9 @@ struct ReclamationLadder {
                 await climb(to: change.level, from: change.sample, warn: true)
             }
         case .budgetChanged(let change):
-            journal.budgetChanged(change)
+            // Caches sized by the budget follow it before the change is published.
             registry.followBudget(change.budget)
+            journal.budgetChanged(change)
         case .sample(let sample, let level):
             await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
