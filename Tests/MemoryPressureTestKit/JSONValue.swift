@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A JSON document as plain values, for tests that check what a type encodes: its keys and values.
-public enum JSONValue: Hashable, Sendable, Decodable {
+package enum JSONValue: Hashable, Sendable, Decodable {
     case null
     case bool(Bool)
     case number(Double)
@@ -14,11 +14,11 @@ public enum JSONValue: Hashable, Sendable, Decodable {
     case object([String: JSONValue])
 
     /// `value` encoded with `JSONEncoder` and read back as plain values.
-    public static func encoding(_ value: some Encodable) throws -> JSONValue {
+    package static func encoding(_ value: some Encodable) throws -> JSONValue {
         try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -36,19 +36,19 @@ public enum JSONValue: Hashable, Sendable, Decodable {
     }
 
     /// The member named `key` of an object; nil for a missing member or a value that is no object.
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = self else { return nil }
         return members[key]
     }
 
     /// The names of an object's members; empty for a value that is no object.
-    public var keys: Set<String> {
+    package var keys: Set<String> {
         guard case .object(let members) = self else { return [] }
         return Set(members.keys)
     }
 
     /// The number, or nil for a value that is no number.
-    public var number: Double? {
+    package var number: Double? {
         guard case .number(let number) = self else { return nil }
         return number
     }
@@ -57,12 +57,12 @@ public enum JSONValue: Hashable, Sendable, Decodable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(integerLiteral value: Int) { self = .number(Double(value)) }
+    package init(floatLiteral value: Double) { self = .number(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(uniqueKeysWithValues: elements))
     }
 }
