@@ -8,7 +8,7 @@ import Testing
 struct LadderLoggingTests {
     @Test func sustainedPressureLogsAFewLinesAtInfoNotOnePerSample() async throws {
         let (logger, messages) = recordingLogger()
-        let source = ScriptedSource(residentBytes: 0)
+        let source = ScriptedSampleSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.logger = logger
         configuration.monitor.sources = [source]

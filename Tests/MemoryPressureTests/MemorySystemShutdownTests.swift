@@ -72,7 +72,7 @@ struct MemorySystemShutdownTests {
     }
 
     @Test func observersSeeEveryEventUntilCancelled() async throws {
-        let source = ScriptedSource(residentBytes: 0)
+        let source = ScriptedSampleSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)

@@ -133,7 +133,7 @@ struct MemorySystemTests {
 @Suite(.exclusiveMemoryUse)
 struct ServiceCacheTests {
     @Test func aServicesOwnCachesArePurgedAtTheWarningLevel() async throws {
-        let source = ScriptedSource(residentBytes: 0)
+        let source = ScriptedSampleSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte)
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)

@@ -63,7 +63,7 @@ struct PressureMonitorTests {
     }
 
     @Test func theSamplingThreadIsNamedWhileItRuns() async throws {
-        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSampleSource(residentBytes: 0)]))
         let events = monitor.events.stream()
         try monitor.start()
         #expect(await events.first { $0.sample != nil } != nil)
@@ -73,7 +73,7 @@ struct PressureMonitorTests {
     }
 
     @Test func rejectsANonPositiveInterval() {
-        var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)])
+        var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSampleSource(residentBytes: 0)])
         configuration.interval = .zero
         let monitor = PressureMonitor(configuration: configuration)
         let error = #expect(throws: MemoryPressureError.self) {
@@ -87,7 +87,7 @@ struct PressureMonitorTests {
     }
 
     @Test func stallRaisesTheLevelThroughTheMonitor() async throws {
-        let source = ScriptedSource(residentBytes: 100 * Self.mebibyte)
+        let source = ScriptedSampleSource(residentBytes: 100 * Self.mebibyte)
         let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [source]))
         let events = monitor.events.stream()
         try monitor.start()
@@ -108,7 +108,7 @@ struct PressureMonitorTests {
     }
 
     @Test func observersSeeTheSameEventsAsStreams() async throws {
-        let source = ScriptedSource(residentBytes: 900 * Self.mebibyte)
+        let source = ScriptedSampleSource(residentBytes: 900 * Self.mebibyte)
         let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [source]))
         let seen = Mutex<[PressureChange]>([])
         let observation = monitor.events.observe { event in
@@ -172,18 +172,18 @@ struct PressureMonitorTests {
     }
 
     @Test func samplesCarryHowLongTheMonitorTookToReadThem() async throws {
-        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSampleSource(residentBytes: 0)]))
         let events = monitor.events.stream()
         try monitor.start()
         defer { monitor.stop() }
         let sample = try #require(await events.first { $0.sample != nil }?.sample)
         #expect(try #require(sample.samplingDuration) > .zero)
-        var sampler = MemorySampler(sources: [ScriptedSource(residentBytes: 0)])
+        var sampler = MemorySampler(sources: [ScriptedSampleSource(residentBytes: 0)])
         #expect(sampler.sample(.full).samplingDuration == nil)
     }
 
     @Test func anObserverCanStopTheMonitor() async throws {
-        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSource(residentBytes: 0)]))
+        let monitor = PressureMonitor(configuration: Self.configuration(budget: Self.budget, sources: [ScriptedSampleSource(residentBytes: 0)]))
         let observation = monitor.events.observe { [weak monitor] event in
             if event.sample != nil { monitor?.stop() }
         }
@@ -211,7 +211,7 @@ extension PressureMonitorTests {
     }
 
     @Test func samplesFastWhileAboveTheWarningThresholdAndReturnsToItsIntervalOnceCalm() async throws {
-        let source = ScriptedSource(residentBytes: 900 * Self.mebibyte)
+        let source = ScriptedSampleSource(residentBytes: 900 * Self.mebibyte)
         let monitor = Self.slowMonitor(over: source)
         let events = monitor.events.stream()
         try monitor.start()

@@ -5,36 +5,6 @@ import Glibc
 import Synchronization
 import SystemPackage
 
-/// A source whose figures the test sets: the footprint and the stall it reports next.
-final class ScriptedSource: MemorySampleSource {
-    private let figures = Mutex<(resident: Int, stall: PressureStall?)>((0, nil))
-
-    init(residentBytes: Int) {
-        figures.withLock { $0.resident = residentBytes }
-    }
-
-    var name: String { "scripted" }
-    var depth: SampleDepth { .cheap }
-
-    func set(residentBytes: Int? = nil, stall: (some: Double, full: Double)?) {
-        figures.withLock { figures in
-            if let residentBytes { figures.resident = residentBytes }
-            figures.stall = stall.map {
-                PressureStall(
-                    some: .init(average10: $0.some, average60: 0, average300: 0, totalMicroseconds: 0),
-                    full: .init(average10: $0.full, average60: 0, average300: 0, totalMicroseconds: 0)
-                )
-            }
-        }
-    }
-
-    func read(into sample: inout MemorySample) throws {
-        let (resident, stall) = figures.withLock { $0 }
-        sample.residentBytes = resident
-        sample.pressureStall = stall
-    }
-}
-
 /// A source whose file is never there.
 struct MissingSource: MemorySampleSource {
     var name: String { "/nonexistent/memory.file" }
