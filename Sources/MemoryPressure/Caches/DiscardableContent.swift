@@ -14,8 +14,8 @@ public protocol DiscardableContent: AnyObject, Sendable {
     func beginContentAccess() -> Bool
     /// Closes an access opened by a successful ``beginContentAccess()``.
     func endContentAccess()
-    /// Discards the content if no access is open. Called under the cache's lock: it must not call
-    /// back into the cache.
+    /// Discards the content if no access is open. A purging cache calls it outside its lock, so it
+    /// may use the cache.
     func discardContentIfPossible()
     /// Whether the content has been discarded.
     var isContentDiscarded: Bool { get }

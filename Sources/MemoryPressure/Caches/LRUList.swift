@@ -121,6 +121,12 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
         return remove(at: index)
     }
 
+    /// The value stored for `key`, leaving its place in the order as it is.
+    @inlinable
+    func peek(_ key: Key) -> Value? {
+        find(key).entry.map { entries[Int($0)].value }
+    }
+
     /// Removes the least recently used entry.
     @inlinable
     mutating func removeOldest() -> Removed? {
@@ -132,13 +138,14 @@ struct LRUList<Key: Hashable, Value>: ~Copyable {
     @inlinable
     mutating func trim(
         while needsMore: (_ count: Int, _ totalCost: Int128) -> Bool,
-        removingIf shouldRemove: (Value) -> Bool,
+        removingIf shouldRemove: (_ key: Key, _ value: Value, _ cost: Int) -> Bool,
         _ removed: (Removed) -> Void
     ) {
         var index = oldest
         while index != Self.none, needsMore(count, totalCost) {
             var next = entries[Int(index)].newer
-            if shouldRemove(entries[Int(index)].value) {
+            let entry = entries[Int(index)]
+            if shouldRemove(entry.key, entry.value, entry.cost) {
                 let last = Int32(truncatingIfNeeded: count - 1)
                 removed(remove(at: index))
                 // The last entry now sits where the removed one was.

@@ -219,36 +219,69 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
 
     /// Removes purgeable entries, least recently used first, until the count and total cost are at
     /// most the targets computed from the current ones.
+    ///
+    /// No code of the values runs under the lock. Entries that are not discardable content are
+    /// removed under it; discardable content the trim reaches is asked to discard itself after the
+    /// lock is released, and what did is removed under it again, if still stored. Content that kept
+    /// its data (an access is open) is passed over, and the trim goes on to newer entries, as it
+    /// would have in one pass. A quiet trim asks nothing and keeps all discardable content.
     private func trim(
         quietly: Bool = false,
         to targets: (_ count: Int, _ totalCost: Int128) -> (count: Int, totalCost: Int128)
     ) -> CachePurgeResult {
-        let evicted = entries.withLock { entries in
-            let kept = targets(entries.count, entries.totalCost)
-            var evicted = Evicted()
-            entries.trim(
-                while: { count, totalCost in count > kept.count || totalCost > kept.totalCost },
-                removingIf: quietly ? Self.isPurgeableWithoutAsking : Self.isPurgeable
-            ) { evicted.append($0) }
-            return evicted
+        var evicted = Evicted()
+        let now = entries.withLock { (count: $0.count, totalCost: $0.totalCost) }
+        let target = targets(now.count, now.totalCost)
+        /// Discardable content that kept its data when asked: passed over from then on.
+        var refused: Set<ObjectIdentifier> = []
+        while true {
+            let passed = refused
+            let (reached, removed) = entries.withLock { entries in
+                // Content to ask counts as gone, so the walk goes no further than needed if it goes.
+                var reached: [(key: Key, content: any DiscardableContent)] = []
+                var removed = Evicted()
+                var asked = (count: 0, cost: Int128(0))
+                entries.trim(
+                    while: { count, totalCost in count - asked.count > target.count || totalCost - asked.cost > target.totalCost },
+                    removingIf: { key, value, cost in
+                        guard let content = value as? any DiscardableContent else { return true }
+                        if !quietly, !passed.contains(ObjectIdentifier(content)) {
+                            reached.append((key, content))
+                            asked.count += 1
+                            asked.cost += Int128(cost)
+                        }
+                        return false
+                    }
+                ) { removed.append($0) }
+                return (reached, removed)
+            }
+            evicted.append(contentsOf: removed)
+            guard !reached.isEmpty else { break }
+            // Outside the lock: the values' own code.
+            var discarded: [(key: Key, content: ObjectIdentifier)] = []
+            for (key, content) in reached {
+                content.discardContentIfPossible()
+                if content.isContentDiscarded {
+                    discarded.append((key, ObjectIdentifier(content)))
+                } else {
+                    refused.insert(ObjectIdentifier(content))
+                }
+            }
+            let discardedRemoved = entries.withLock { entries in
+                var removed = Evicted()
+                for (key, content) in discarded {
+                    // Removed only if the same content is still stored for the key.
+                    guard let value = entries.peek(key) as? any DiscardableContent, ObjectIdentifier(value) == content,
+                          let entry = entries.remove(forKey: key) else { continue }
+                    removed.append(entry)
+                }
+                return removed
+            }
+            evicted.append(contentsOf: discardedRemoved)
         }
         let result = evicted.result
         if !quietly { evicted.report(to: evictionHandler) }
         return result
-    }
-
-    /// Whether a purge that may run none of the app's code (its owner is suspended) may remove
-    /// `value`: discardable content is kept, since only its own code can tell whether it is in use.
-    private static func isPurgeableWithoutAsking(_ value: Value) -> Bool {
-        !(value is any DiscardableContent)
-    }
-
-    /// Whether a purge may remove `value`: always, unless it is discardable content that stays
-    /// undiscarded because an access is open.
-    private static func isPurgeable(_ value: Value) -> Bool {
-        guard let content = value as? any DiscardableContent else { return true }
-        content.discardContentIfPossible()
-        return content.isContentDiscarded
     }
 
     /// Entries removed under the lock, to report and release after it.
@@ -266,6 +299,11 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
             if first == nil { first = removed } else { rest.append(removed) }
             result.removedCount += 1
             result.releasedCost = result.releasedCost.addingClamped(removed.cost)
+        }
+
+        mutating func append(contentsOf other: consuming Evicted) {
+            if let first = other.first { append(first) }
+            for removed in other.rest { append(removed) }
         }
 
         @inlinable
