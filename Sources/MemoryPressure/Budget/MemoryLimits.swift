@@ -121,6 +121,12 @@ package struct MemoryLimitsReader: Sendable {
         package var problem: String?
         /// Whether the process is the only one in its memory cgroup, so the cgroup's count is its own.
         package var isAloneInControlGroup = false
+
+        package init(limits: MemoryLimits, problem: String? = nil, isAloneInControlGroup: Bool = false) {
+            self.limits = limits
+            self.problem = problem
+            self.isAloneInControlGroup = isAloneInControlGroup
+        }
     }
 
     /// Reads the limits now.
