@@ -2,7 +2,7 @@
 /// while and the ladder has nothing left to purge or terminate (every cache empty, no suspended or
 /// background app left, the active app's own memory over the budget).
 ///
-/// Off by default. Choose ``Action/exit(code:)`` for a replica that an orchestrator restarts (a
+/// Off by default. Choose ``Action/exit(_:)`` for a replica that an orchestrator restarts (a
 /// Kubernetes Deployment, a systemd unit with `Restart=`): a clean restart within seconds beats
 /// hours at high CPU in reclaim until the kernel's OOM killer ends it anyway. Choose
 /// ``Action/report`` where an exit would lose work nobody can redo, or no one restarts the process:
@@ -12,8 +12,8 @@ public struct Unrecoverable: Hashable, Sendable {
     public enum Action: Hashable, Sendable {
         /// Publishes ``MemorySystemEvent/unrecoverable(_:)`` and logs at `error`, once per episode.
         case report
-        /// Reports as ``report`` does, then logs at `critical` and exits the process with `code`.
-        case exit(code: Int32)
+        /// Reports as ``report`` does, then logs at `critical` and exits the process with this status.
+        case exit(Int32)
     }
 
     /// How long the footprint stays above the budget with nothing left to reclaim before the
@@ -27,7 +27,7 @@ public struct Unrecoverable: Hashable, Sendable {
     ///
     /// - Parameters:
     ///   - duration: How long; more than zero.
-    ///   - action: ``Action/report`` or ``Action/exit(code:)``.
+    ///   - action: ``Action/report`` or ``Action/exit(_:)``.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
     ///   `duration` is not more than zero.
     public init(after duration: Duration, action: Action) throws(MemoryPressureError) {
