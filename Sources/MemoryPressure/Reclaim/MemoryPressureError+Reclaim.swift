@@ -1,0 +1,24 @@
+// The errors of the system's reclamation settings and of running it.
+// The factories sit beside the code that throws them.
+extension MemoryPressureError {
+    /// A reclamation target ratio that is not between zero and the warning threshold's ratio.
+    static func targetOutOfRange(ratio: Double, warningRatio: Double) -> Self {
+        Self(
+            .invalidConfiguration,
+            "reclamation target ratio \(ratio) is out of range; expected more than 0 and less than the warning threshold's \(warningRatio)"
+        )
+    }
+
+    /// A give-up duration of zero or less.
+    static func unrecoverableDurationNotPositive(_ duration: Duration) -> Self {
+        Self(
+            .invalidConfiguration,
+            "unrecoverable duration \(duration) is not positive; expected a duration greater than zero, such as 30s"
+        )
+    }
+
+    /// `run()` called while the system runs already.
+    static func alreadyRunning() -> Self {
+        Self(.alreadyRunning, "memory system is already running; expected one run() at a time (cancel the running one first)")
+    }
+}
