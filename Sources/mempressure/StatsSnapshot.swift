@@ -118,7 +118,7 @@ struct StatsSnapshot: Encodable {
     /// The layout, the memory cgroup's figures and the effective limit.
     private mutating func readCgroup() -> Cgroup? {
         guard let discovery = attempt({ () throws(MemoryPressureError) in try ControlGroupDiscovery.current() }) else { return nil }
-        let reading = MemoryLimits.read(discovery, physicalBytes: MemoryLimits.physicalMemoryBytes)
+        let reading = MemoryLimits.read(discovery, physicalBytes: MemoryLimits.physicalMemoryBytes, checkingProcesses: true)
         let limits = reading.limits
         let alone = reading.isAloneInControlGroup
         let budget = attempt { () throws(MemoryPressureError) in try MemoryBudget.resolve(.automatic(), limits: limits) }

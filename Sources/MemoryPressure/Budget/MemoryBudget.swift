@@ -35,7 +35,7 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
         public static let defaultRatio = 0.9
 
         /// Whether a budget from this source is resolved again when the cgroup's limit changes.
-        public var followsControlGroupLimit: Bool {
+        package var followsControlGroupLimit: Bool {
             switch self {
             case .controlGroup, .automatic: true
             case .bytes, .physicalMemory: false

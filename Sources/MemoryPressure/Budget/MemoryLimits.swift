@@ -39,7 +39,7 @@ package struct MemoryLimits: Hashable, Sendable {
     /// v2 or v1, wherever it is mounted. When there is no memory cgroup, or a limit on its path
     /// cannot be read, the cgroup figures are nil and the reason is logged once, at `notice`.
     package static func current(logger: Logger = Logger(label: "MemoryPressure.MemoryLimits")) -> MemoryLimits {
-        let reading = MemoryLimitsReader.current.read()
+        let reading = readCurrent(checkingProcesses: false)
         if let problem = reading.problem { logger.notice("no cgroup memory limit: \(problem)") }
         return reading.limits
     }
@@ -56,9 +56,23 @@ package struct MemoryLimits: Hashable, Sendable {
         return reading.limits
     }
 
+    /// The limits of the process's own cgroup, found afresh from `/proc/self` (a process can be
+    /// moved), on this machine; with `checkingProcesses`, whether the process is alone in it.
+    static func readCurrent(checkingProcesses: Bool) -> MemoryLimitsReader.Reading {
+        do {
+            return read(try ControlGroupDiscovery.current(), physicalBytes: physicalMemoryBytes, checkingProcesses: checkingProcesses)
+        } catch {
+            return MemoryLimitsReader.Reading(limits: MemoryLimits(physicalBytes: physicalMemoryBytes), problem: "\(error)")
+        }
+    }
+
     /// The limits of a discovered layout on a machine of `physicalBytes`, and why the cgroup's are
-    /// missing when they cannot be read (no memory cgroup, an unreadable limit file).
-    package static func read(_ discovery: ControlGroupDiscovery, physicalBytes: Int) -> MemoryLimitsReader.Reading {
+    /// missing when they cannot be read (no memory cgroup, an unreadable limit file). With
+    /// `checkingProcesses`, it also reads the cgroup's `cgroup.procs` to tell whether the process
+    /// is alone in it.
+    package static func read(
+        _ discovery: ControlGroupDiscovery, physicalBytes: Int, checkingProcesses: Bool = false
+    ) -> MemoryLimitsReader.Reading {
         var limits = MemoryLimits(physicalBytes: physicalBytes)
         guard let group = discovery.memory else {
             return MemoryLimitsReader.Reading(limits: limits, problem: discovery.reason ?? "no memory cgroup")
@@ -72,7 +86,7 @@ package struct MemoryLimits: Hashable, Sendable {
         } catch {
             return MemoryLimitsReader.Reading(limits: limits, problem: "\(error)")
         }
-        return MemoryLimitsReader.Reading(limits: limits, problem: nil, isAloneInControlGroup: group.holdsOnlyThisProcess)
+        return MemoryLimitsReader.Reading(limits: limits, isAloneInControlGroup: checkingProcesses && group.holdsOnlyThisProcess)
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
@@ -137,18 +151,13 @@ package struct MemoryLimitsReader: Sendable {
     }
 
     /// The process's own: its cgroup found afresh from `/proc/self` on each read (a process can be
-    /// moved), and this machine's physical memory.
-    package static let current = MemoryLimitsReader {
-        do {
-            return MemoryLimits.read(try ControlGroupDiscovery.current(), physicalBytes: MemoryLimits.physicalMemoryBytes)
-        } catch {
-            return Reading(limits: MemoryLimits(physicalBytes: MemoryLimits.physicalMemoryBytes), problem: "\(error)")
-        }
-    }
+    /// moved), whether it is alone there, and this machine's physical memory.
+    package static let current = MemoryLimitsReader { MemoryLimits.readCurrent(checkingProcesses: true) }
 
-    /// The limits of `discovery` on a machine of `physicalBytes`, read afresh each time.
+    /// The limits of `discovery` on a machine of `physicalBytes`, and whether the process is alone
+    /// in its cgroup, read afresh each time.
     package static func reading(_ discovery: ControlGroupDiscovery, physicalBytes: Int) -> MemoryLimitsReader {
-        MemoryLimitsReader { MemoryLimits.read(discovery, physicalBytes: physicalBytes) }
+        MemoryLimitsReader { MemoryLimits.read(discovery, physicalBytes: physicalBytes, checkingProcesses: true) }
     }
 }
 
