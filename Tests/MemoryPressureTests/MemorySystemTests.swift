@@ -127,6 +127,26 @@ struct MemorySystemTests {
         #expect(statistics.p99 == .milliseconds(99))
         #expect(statistics.max == .milliseconds(100))
     }
+
+    /// Percentiles come by selection, not a sort; they equal the sorted nearest rank, with
+    /// repeated values and in any order.
+    @Test func purgeLatencyPercentilesBySelectionEqualTheSortedNearestRank() {
+        var random = SplitMix64(seed: 7)
+        for count in [1, 2, 3, 10, 101, 1000] {
+            var statistics = PurgeLatencyStatistics()
+            var recorded: [Duration] = []
+            for _ in 0..<count {
+                let latency = Duration.microseconds(Int.random(in: 0..<50, using: &random))
+                statistics.record(latency)
+                recorded.append(latency)
+            }
+            let sorted = recorded.sorted()
+            for fraction in [0, 0.01, 0.25, 0.5, 0.9, 0.99, 1] {
+                let rank = min(max(Int((fraction * Double(count)).rounded(.up)) - 1, 0), count - 1)
+                #expect(statistics.percentile(fraction) == sorted[rank], "\(count) values, fraction \(fraction)")
+            }
+        }
+    }
 }
 
 /// A service with no apps: its own caches are purged when pressure rises.

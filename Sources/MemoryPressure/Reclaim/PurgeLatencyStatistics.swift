@@ -30,9 +30,36 @@ public struct PurgeLatencyStatistics: Hashable, Sendable, Encodable {
     /// - Returns: The latency, or nil when none is recorded.
     public func percentile(_ fraction: Double) -> Duration? {
         guard !latencies.isEmpty else { return nil }
-        let sorted = latencies.sorted()
-        let rank = Int((fraction * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
+        let rank = Int((fraction * Double(latencies.count)).rounded(.up)) - 1
+        return Self.select(Swift.min(Swift.max(rank, 0), latencies.count - 1), in: Array(latencies))
+    }
+
+    /// The element that would stand at `rank` if `values` were sorted, found by selection
+    /// (Hoare's quickselect, expected linear time) rather than a sort of every value.
+    private static func select(_ rank: Int, in values: [Duration]) -> Duration {
+        var values = values
+        var (low, high) = (0, values.count - 1)
+        while low < high {
+            let pivot = values[(low + high) / 2]
+            var (left, right) = (low, high)
+            while left <= right {
+                while values[left] < pivot { left += 1 }
+                while values[right] > pivot { right -= 1 }
+                if left <= right {
+                    values.swapAt(left, right)
+                    left += 1
+                    right -= 1
+                }
+            }
+            if rank <= right {
+                high = right
+            } else if rank >= left {
+                low = left
+            } else {
+                return values[rank]
+            }
+        }
+        return values[rank]
     }
 
     /// The median.
