@@ -121,11 +121,6 @@ package final class PurgeRegistry: Sendable {
         apps.withLock { $0[app]?.caches.compactMap(\.cache) ?? [] }
     }
 
-    /// `app`'s live stores.
-    package func stores(of app: AppIdentifier) -> [any ReleasableStore] {
-        apps.withLock { $0[app]?.stores.compactMap(\.store) ?? [] }
-    }
-
     /// `app`'s footprint: its heap's live bytes (kept as buffers come and go, so current without an
     /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere.
     package func footprint(of app: AppIdentifier) -> AppFootprint {
