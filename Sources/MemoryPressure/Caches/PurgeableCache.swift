@@ -27,16 +27,26 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     public let category: CacheCategory
     /// Whether the values' bytes live in the owner's heap or elsewhere (counted by declared cost).
     public let payloadLocation: PayloadLocation
+    // The limits are kept as plain numbers, -1 (0 for the fraction) meaning none: an optional
+    // takes a word of padding more each, and a registered cache's size counts (the Footprint suite).
+    /// The cost limit given, or -1 for none.
+    private let givenCostLimit: Int
+    /// The budget fraction given, or 0 for none.
+    private let givenBudgetFraction: Double
+    /// The cost limit in force, or -1 for none: the given one, lowered to the budget fraction's
+    /// share of the budget in force once the cache is registered.
+    @usableFromInline let costLimitNow: Atomic<Int>
+    /// The count limit given, or -1 for none (then ``maximumCount`` holds).
+    @usableFromInline let givenCountLimit: Int
+
     /// The most total cost kept, or nil for no limit.
-    @usableFromInline package let costLimit: Int?
+    package var costLimit: Int? { givenCostLimit < 0 ? nil : givenCostLimit }
+    /// The most entries kept, or nil for no limit other than ``maximumCount``.
+    package var countLimit: Int? { givenCountLimit < 0 ? nil : givenCountLimit }
     /// The most total cost kept, as a fraction of the budget of the memory system the cache is
     /// registered with, or nil for none. It follows the budget as the cgroup's limit moves it, and
     /// the cache is trimmed at once when it shrinks.
-    public let budgetFraction: Double?
-    /// The budget fraction's cost limit, from the budget in force; `Int.max` until registered.
-    @usableFromInline let budgetCostLimit = Atomic<Int>(.max)
-    /// The most entries kept, or nil for no limit other than ``maximumCount``.
-    @usableFromInline package let countLimit: Int?
+    public var budgetFraction: Double? { givenBudgetFraction == 0 ? nil : givenBudgetFraction }
 
     /// The most entries any cache keeps (16,777,214): a cache without a count limit evicts its least
     /// recently used entries beyond it, as if that were its limit.
@@ -90,9 +100,10 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         self.owner = owner
         self.category = category
         self.payloadLocation = payloadLocation
-        self.costLimit = costLimit
-        self.budgetFraction = budgetFraction
-        self.countLimit = countLimit
+        givenCostLimit = costLimit ?? -1
+        givenBudgetFraction = budgetFraction ?? 0
+        costLimitNow = Atomic(costLimit ?? -1)
+        givenCountLimit = countLimit ?? -1
         self.evictionHandler = evictionHandler
         entries = Mutex(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
     }
@@ -203,13 +214,15 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// registration with a memory system).
     @inlinable
     public var costLimitInForce: Int? {
-        let fromBudget = budgetCostLimit.load(ordering: .relaxed)
-        return fromBudget == .max ? costLimit : min(costLimit ?? .max, fromBudget)
+        let limit = costLimitNow.load(ordering: .relaxed)
+        return limit < 0 ? nil : limit
     }
 
     @inlinable
     func exceedsLimits(count: Int, totalCost: Int128) -> Bool {
-        count > countLimit ?? Self.maximumCount || costLimitInForce.map { totalCost > Int128($0) } ?? false
+        guard count <= (givenCountLimit < 0 ? Self.maximumCount : givenCountLimit) else { return true }
+        let limit = costLimitNow.load(ordering: .relaxed)
+        return limit >= 0 && totalCost > Int128(limit)
     }
 
     private func trim(keeping fraction: Double, quietly: Bool = false) -> CachePurgeResult {
@@ -325,11 +338,12 @@ extension PurgeableCache: BudgetSized {
     /// Sets the budget fraction's cost limit from `budgetBytes`, and trims the cache to it when it
     /// shrank (calling the eviction handler, outside the lock).
     func followBudget(_ budgetBytes: Int) {
-        guard let budgetFraction else { return }
-        let limit = max(1, Int(Double(budgetBytes) * budgetFraction))
-        let previous = budgetCostLimit.exchange(limit, ordering: .relaxed)
-        if limit < previous {
-            trim(toCost: costLimitInForce ?? limit)
+        guard givenBudgetFraction > 0 else { return }
+        let share = max(1, Int(Double(budgetBytes) * givenBudgetFraction))
+        let limit = givenCostLimit < 0 ? share : min(givenCostLimit, share)
+        let previous = costLimitNow.exchange(limit, ordering: .relaxed)
+        if previous < 0 || limit < previous {
+            trim(toCost: limit)
         }
     }
 }
