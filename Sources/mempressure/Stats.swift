@@ -118,6 +118,11 @@ struct Stats: AsyncParsableCommand {
         }
     }
 
+    /// A cgroup limit for a `--watch` line: its size and bytes, or `none`.
+    private static func limitText(_ bytes: Int?) -> String {
+        bytes.map { "\(ByteCount($0)) (\($0) bytes)" } ?? "none"
+    }
+
     /// Prints `line` and flushes it at once, so that a pipe (`| tee`, a supervisor's log) sees each
     /// line as it comes rather than a buffer's worth at a time.
     private func printLine(_ line: String) {
@@ -129,10 +134,11 @@ struct Stats: AsyncParsableCommand {
     private func watchSamples() async throws {
         guard let resolved = try watchBudget(limits: Self.limits) else { return }
         let interval = try samplingInterval()
+        let limitInterval = try limitCheckInterval()
         var configuration = PressureMonitor.Configuration(budget: resolved)
         configuration.interval = interval
         configuration.allocatorRefreshInterval = interval
-        configuration.limitCheckInterval = try limitCheckInterval()
+        configuration.limitCheckInterval = limitInterval
         let monitor = PressureMonitor(configuration: configuration)
         let events = monitor.events.stream()
         try monitor.start()
@@ -140,6 +146,9 @@ struct Stats: AsyncParsableCommand {
 
         printLine("budget \(resolved)")
         var budget = resolved
+        // The limit is watched here too: it can change without moving a budget given in bytes.
+        var limit = Self.limits.controlGroupLimit
+        var nextLimitCheck = ContinuousClock.now + limitInterval
         var printed = 0
         let start = ContinuousClock.now
         for await event in events {
@@ -148,10 +157,19 @@ struct Stats: AsyncParsableCommand {
                 printLine(sample.watchLine(since: start, budget: budget, level: level))
                 printed += 1
                 if let count, printed >= count { return }
+                if sample.time >= nextLimitCheck {
+                    nextLimitCheck = sample.time + limitInterval
+                    let now = Self.limits.controlGroupLimit
+                    if now != limit {
+                        printLine("cgroup limit changed: \(Self.limitText(limit)) -> \(Self.limitText(now))")
+                        limit = now
+                    }
+                }
             case .change(let change):
                 printLine("level \(change)")
             case .budgetChanged(let change):
                 budget = change.budget
+                limit = change.limitBytes
                 printLine("budget changed: \(change); now \(change.budget.totalBytes) bytes, \(change.budget)")
             }
         }

@@ -39,7 +39,7 @@ struct StatsWatchLiveLimitTests {
             guard let root = version2 ?? version1 else {
                 try Test.cancel("no memory cgroup hierarchy is mounted (no cgroup2 with memory in its root's subtree_control, no v1 memory)")
             }
-            let directory = FilePath(root).appending("mempressure-live-limit-\(getpid())")
+            let directory = FilePath(root).appending("mempressure-live-limit-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             guard mkdir(directory.string, 0o755) == 0 else {
                 try Test.cancel("cannot make \(directory): \(Errno(rawValue: errno)) (a read-only cgroup mount?)")
             }
@@ -58,25 +58,21 @@ struct StatsWatchLiveLimitTests {
         }
     }
 
-    @Test func theWatchedBudgetFollowsALimitLoweredOnTheToolsCgroup() async throws {
-        let cgroup = try RealMemoryCgroup.make()
-        defer { cgroup.remove() }
+    /// `mempressure stats --watch --budget BUDGET`, started inside `cgroup`; its lines of output
+    /// are collected as they come. The caller ends it.
+    static func watch(in cgroup: RealMemoryCgroup, budget: String) throws -> (Process, SharedLog<String>) {
         let tool = try Tool.executable().path
         let process = Process()
         process.executableURL = URL(filePath: "/bin/sh")
         // The shell enters the cgroup, then becomes the tool: the tool starts inside it.
         process.arguments = [
-            "-c", "echo $$ > '\(cgroup.processesFile)' && exec '\(tool)' stats --watch --budget auto --interval 100ms --limit-interval 200ms",
+            "-c", "echo $$ > '\(cgroup.processesFile)' && exec '\(tool)' stats --watch --budget \(budget) --interval 100ms --limit-interval 200ms",
         ]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         let lines = SharedLog<String>()
         try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
         Thread.detachNewThread {
             var pending = ""
             while true {
@@ -88,6 +84,17 @@ struct StatsWatchLiveLimitTests {
                     pending = String(pending[pending.index(after: newline)...])
                 }
             }
+        }
+        return (process, lines)
+    }
+
+    @Test func theWatchedBudgetFollowsALimitLoweredOnTheToolsCgroup() async throws {
+        let cgroup = try RealMemoryCgroup.make()
+        defer { cgroup.remove() }
+        let (process, lines) = try Self.watch(in: cgroup, budget: "auto")
+        defer {
+            process.terminate()
+            process.waitUntilExit()
         }
 
         // The tool samples inside the cgroup, which has no limit of its own.
@@ -103,5 +110,22 @@ struct StatsWatchLiveLimitTests {
         let judged = lines.all.count
         #expect(await eventually { lines.all.count > judged + 2 })
         #expect(lines.all.last?.contains("% of budget") == true)
+    }
+
+    /// A budget given in bytes under the new limit stays; the limit's change is still printed.
+    @Test func aLimitThatMovesNoBudgetIsPrintedToo() async throws {
+        let cgroup = try RealMemoryCgroup.make()
+        defer { cgroup.remove() }
+        let (process, lines) = try Self.watch(in: cgroup, budget: "64MiB")
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        #expect(await eventually(within: .seconds(60)) { lines.all.count >= 3 }, "the tool printed: \(lines.all)")
+        try cgroup.setLimit(512 << 20)
+        #expect(await eventually { lines.all.contains { $0.hasPrefix("cgroup limit changed: ") } }, "the tool printed: \(lines.all.suffix(5))")
+        let change = try #require(lines.all.first { $0.hasPrefix("cgroup limit changed: ") })
+        #expect(change.hasSuffix("-> 512 MiB (536870912 bytes)"), "\(change)")
+        #expect(!lines.all.contains { $0.hasPrefix("budget changed: ") })
     }
 }
