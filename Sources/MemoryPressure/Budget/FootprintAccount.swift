@@ -35,6 +35,8 @@ final class FootprintAccount: Sendable {
     /// The earliest threshold crossing on the allocation path that the ladder has not claimed, and
     /// the threshold it crossed. Rare (crossings only), so a lock costs nothing.
     private let crossing = Mutex<(time: ContinuousClock.Instant, thresholdBytes: Int)?>(nil)
+    /// Whether ``crossing`` holds one: read without the lock on the faulting path.
+    private let crossingUnclaimed = Atomic<Bool>(false)
 
     private struct Refusals {
         var counts: [AppIdentifier: Int] = [:]
@@ -165,9 +167,12 @@ final class FootprintAccount: Sendable {
         }
     }
 
-    /// `bytes` admitted to be faulted in later are allocated and their pages resident.
+    /// `bytes` admitted to be faulted in later are allocated and their pages resident. While a
+    /// crossing waits for the ladder to claim it, the faulting thread gives up its core after each
+    /// chunk, so that the monitor and the ladder are not kept waiting behind the page faults.
     func commit(_ bytes: Int) {
         underWay.wrappingSubtract(bytes, ordering: .relaxed)
+        if crossingUnclaimed.load(ordering: .relaxed) { sched_yield() }
     }
 
     /// `bytes` admitted were not allocated after all (none of them committed).
@@ -216,6 +221,7 @@ final class FootprintAccount: Sendable {
         crossing.withLock { crossing in
             if crossing == nil { crossing = (.now, thresholdBytes) }
         }
+        crossingUnclaimed.store(true, ordering: .relaxed)
         wake.withLock { $0 }?()
         // Let the woken monitor run now rather than when this thread next gives up its core (a
         // kernel without preemption would otherwise keep it waiting while this allocation faults
@@ -267,9 +273,12 @@ final class FootprintAccount: Sendable {
         outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
         let footprint = measured + sample.heapBytesUnderWay
         // A crossing the sample does not bear out (the bytes were freed before it) began nothing.
-        crossing.withLock { crossing in
-            if let crossed = crossing, footprint < crossed.thresholdBytes { crossing = nil }
+        let dropped = crossing.withLock { crossing -> Bool in
+            guard let crossed = crossing, footprint < crossed.thresholdBytes else { return false }
+            crossing = nil
+            return true
         }
+        if dropped { crossingUnclaimed.store(false, ordering: .relaxed) }
         if footprint < warningBytes {
             refusals.withLock { $0.logged = false }
         }
@@ -281,7 +290,8 @@ final class FootprintAccount: Sendable {
     /// The earliest threshold crossing seen on the allocation path since the last claim, and
     /// forgets it.
     func claimCrossing() -> ContinuousClock.Instant? {
-        crossing.withLock { $0.take()?.time }
+        crossingUnclaimed.store(false, ordering: .relaxed)
+        return crossing.withLock { $0.take()?.time }
     }
 
     /// Refused allocations so far, by app.
