@@ -2,7 +2,7 @@
 /// pure, so it can be tested on given limits (see ``MemoryBudget/following(_:)`` for the rule).
 package struct BudgetFollower: Sendable {
     /// The budget as configured, which every reading is resolved from afresh.
-    package let configured: MemoryBudget
+    private let configured: MemoryBudget
     /// The budget now.
     package private(set) var budget: MemoryBudget
     /// The limits last read; nil before the first reading.

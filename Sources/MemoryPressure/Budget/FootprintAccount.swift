@@ -268,7 +268,7 @@ final class FootprintAccount: Sendable {
     func complete(_ sample: inout MemorySample, from snapshot: Snapshot) {
         sample.heapBytes = snapshot.admitted
         sample.heapBytesUnderWay = snapshot.admitted - snapshot.resident
-        guard let own = sample.residentBytes ?? sample.jemalloc?.resident else { return }
+        guard let own = sample.measuredResidentBytes else { return }
         let measured = own + sample.controlGroupExcessBytes
         outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
         let footprint = measured + sample.heapBytesUnderWay

@@ -74,12 +74,12 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// already resident; while the monitor judges the cgroup's count, plus what the cgroup's working
     /// set held beyond that (``controlGroupExcessBytes``), so the larger of the two.
     public var footprintBytes: Int? {
-        ownBytes.map { $0 + controlGroupExcessBytes }
+        measuredResidentBytes.map { $0 + heapBytesUnderWay + controlGroupExcessBytes }
     }
 
-    /// The process's own figure: its resident bytes (or jemalloc's), with heap allocations under way.
-    package var ownBytes: Int? {
-        (residentBytes ?? jemalloc?.resident).map { $0 + heapBytesUnderWay }
+    /// The process's resident bytes as measured: statm's, or jemalloc's when statm could not be read.
+    package var measuredResidentBytes: Int? {
+        residentBytes ?? jemalloc?.resident
     }
 }
 

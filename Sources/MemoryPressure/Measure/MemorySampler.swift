@@ -44,7 +44,7 @@ import Logging
                 }
             }
         }
-        if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.residentBytes ?? sample.jemalloc?.resident {
+        if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.measuredResidentBytes {
             controlGroupExcess = max(0, workingSet - own)
         }
         if judgesControlGroupWorkingSet {

@@ -17,13 +17,8 @@ struct SamplingLoop: Sendable {
     private var last: (time: ContinuousClock.Instant, footprint: Int?)?
     /// The OOM kills in the process's cgroup, from the samples' `memory.events`.
     private var oomKills = OOMKillCounter()
-    /// The budget kept in step with the cgroup's limit; nil when the configuration keeps it fixed.
-    private var follower: BudgetFollower?
-    /// When the limits were last read, and why the cgroup's could not be (logged when it changes).
-    private var lastLimitCheck: (time: ContinuousClock.Instant, problem: String?)?
-    /// When the limits are next read: at once, then an interval after each reading; nil when the
-    /// budget is kept fixed.
-    private var nextLimitCheck: ContinuousClock.Instant?
+    /// When the cgroup's limits are read again, and what they decide.
+    private var limits: LimitWatch
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
 
@@ -37,24 +32,8 @@ struct SamplingLoop: Sendable {
             settleTime: configuration.settleTime,
             repeatInterval: configuration.repeatInterval
         )
-        if configuration.limitCheckInterval != nil {
-            follower = BudgetFollower(configured: configuration.budget)
-        }
-        if follower != nil || configuration.controlGroupWorkingSet != .never {
-            nextLimitCheck = .now
-        }
+        limits = LimitWatch(configuration: configuration)
     }
-
-    /// How often the limits (and the cgroup's processes) are read when the budget is kept fixed but
-    /// the working set may be judged.
-    static let defaultLimitCheckInterval: Duration = .seconds(10)
-
-    /// Whether samples take in the cgroup's working set now; nil before the first reading.
-    private var judgesWorkingSet: Bool?
-
-    /// Kernel events read the limits again at most this often: under heavy reclaim a v1 cgroup
-    /// signals its pressure level hundreds of times a second.
-    static let limitCheckSpacing: Duration = .milliseconds(100)
 
     mutating func run() {
         let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
@@ -67,8 +46,8 @@ struct SamplingLoop: Sendable {
         var limitsChanged = false
         while !control.isStopRequested {
             let now = ContinuousClock.now
-            if let nextLimitCheck, limitsChanged ? now >= (lastLimitCheck?.time ?? now) + Self.limitCheckSpacing : now >= nextLimitCheck {
-                checkLimits(at: now)
+            if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
+                apply(limits.check(at: now, logger: configuration.logger))
                 limitsChanged = false
             }
             let due = now >= nextTick
@@ -81,7 +60,7 @@ struct SamplingLoop: Sendable {
             fullNow = false
 
             var descriptors = [pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
-            let wakeTime = nextLimitCheck.map { min(nextTick, limitsChanged ? now + Self.limitCheckSpacing : $0) } ?? nextTick
+            let wakeTime = limits.dueTime(eventPending: limitsChanged).map { min(nextTick, $0) } ?? nextTick
             let ready = poll(&descriptors, nfds_t(descriptors.count), WakePipe.milliseconds(until: wakeTime))
             guard ready > 0 else { continue }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
@@ -106,28 +85,18 @@ struct SamplingLoop: Sendable {
         }
     }
 
-    /// Reads the cgroup's limits and, when they move the budget, makes the change: the tracker
-    /// judges the next sample (taken at once) against the new budget, and the monitor publishes it.
-    private mutating func checkLimits(at now: ContinuousClock.Instant) {
-        let reading = configuration.limitsReader.read()
-        if reading.problem != lastLimitCheck?.problem, let problem = reading.problem, follower != nil {
-            configuration.logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
-        }
-        lastLimitCheck = (now, reading.problem)
-        nextLimitCheck = now + (configuration.limitCheckInterval ?? Self.defaultLimitCheckInterval)
-        let judges = configuration.controlGroupWorkingSet.takesInWorkingSet(aloneInControlGroup: reading.isAloneInControlGroup)
-        if judges != (judgesWorkingSet ?? false) {
-            monitor.judgeControlGroupWorkingSet(judges, aloneInControlGroup: reading.isAloneInControlGroup)
+    /// Applies what a reading of the limits decided: the sampler takes in the working set or stops,
+    /// and a budget change is judged from the next sample (taken at once) and published.
+    private mutating func apply(_ outcome: LimitWatch.Outcome) {
+        if let workingSet = outcome.workingSet {
+            monitor.judgeControlGroupWorkingSet(workingSet.judged, aloneInControlGroup: workingSet.alone)
             control.requestSample()
         }
-        judgesWorkingSet = judges
-        guard var follower else { return }
-        let change = follower.follow(reading.limits, at: now)
-        self.follower = follower
-        guard let change else { return }
-        tracker.budget = change.budget
-        monitor.changeBudget(change)
-        control.requestSample()
+        if let change = outcome.budgetChange {
+            tracker.budget = change.budget
+            monitor.changeBudget(change)
+            control.requestSample()
+        }
     }
 
     /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
