@@ -68,7 +68,7 @@ struct LifecycleNotificationTests {
         try await app.launch()
         let center = app.notificationCenter
         let calls = SharedBox<[String]>([])
-        let tokens = SharedBox<[String: NotificationObserverToken]>([:])
+        let tokens = SharedBox<[String: ObservationToken]>([:])
         tokens.value["self-removing"] = center.addObserver(forName: Self.unread) { app, _ in
             calls.update { $0.append("self-removing") }
             if let token = tokens.value["self-removing"] { app.notificationCenter.removeObserver(token) }
@@ -88,6 +88,22 @@ struct LifecycleNotificationTests {
         center.post(name: Self.unread)
         for await _ in done.prefix(2) {}
         #expect(calls.value == ["self-removing", "remover", "staying", "remover", "staying"])
+    }
+
+    @Test func anObserverStaysWhenItsTokenIsLetGoAndEndsWhenTheTokenIsCancelled() async throws {
+        let app = try makeApp("tokens")
+        try await app.launch()
+        let center = app.notificationCenter
+        let calls = SharedBox<[String]>([])
+        center.addObserver(forName: Self.unread) { _, _ in calls.update { $0.append("kept") } }
+        let cancelled = center.addObserver(forName: Self.unread) { _, _ in calls.update { $0.append("cancelled") } }
+        var delivered = center.notifications(named: Self.unread).makeAsyncIterator()
+        center.post(name: Self.unread)
+        _ = await delivered.next()
+        cancelled.cancel()
+        center.post(name: Self.unread)
+        _ = await delivered.next()
+        #expect(calls.value == ["kept", "cancelled", "kept"])
     }
 
     @Test(arguments: [

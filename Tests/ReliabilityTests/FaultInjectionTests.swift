@@ -126,7 +126,7 @@ struct FaultInjectionTests {
         let app = try Self.app("observers", log: log)
         try await app.launch()
         let center = app.notificationCenter
-        let tokens = Mutex<[String: NotificationObserverToken]>([:])
+        let tokens = Mutex<[String: ObservationToken]>([:])
         @Sendable func observe(_ name: String, _ action: @escaping @Sendable (isolated App) -> Void = { _ in }) {
             let token = center.addObserver(forName: .didReceiveMemoryWarning) { app, _ in
                 log.append(name)

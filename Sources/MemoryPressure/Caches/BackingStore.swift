@@ -30,9 +30,9 @@ public final class BackingStore: ReleasableStore {
     public typealias Renderer = @Sendable (_ pixels: UnsafeMutableRawBufferPointer) -> Void
 
     /// Pixels per row.
-    public let width: Int
+    package let width: Int
     /// Rows.
-    public let height: Int
+    package let height: Int
     /// Bytes per pixel.
     package let bytesPerPixel: Int
     /// The heap the pixels live in.

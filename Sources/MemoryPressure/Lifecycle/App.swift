@@ -65,13 +65,20 @@ public actor App {
     /// The root of the app's view-controller tree; released when the app is terminated.
     public var rootViewController: ViewController?
 
+    /// An app that is not running, with `delegate` as its code for every launch, outside any
+    /// system: what the benchmarks measure an app's own cost with. Services register apps with
+    /// ``MemorySystem``.
+    @_spi(Benchmarks) public init(identifier: AppIdentifier, delegate: sending any AppDelegate, configuration: AppConfiguration = .default) {
+        self.init(identifier: identifier, delegate: delegate, configuration: configuration, events: nil, stateArchive: nil)
+    }
+
     /// An app that is not running, with `delegate` as its code for every launch, reporting to
     /// `events` and saving its state in `stateArchive` when given.
-    @_spi(Benchmarks) public init(
+    package init(
         identifier: AppIdentifier,
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,
-        events: EventSource<LifecycleEvent>? = nil,
+        events: EventSource<LifecycleEvent>?,
         stateArchive: StateArchive? = nil
     ) {
         self.identifier = identifier

@@ -134,12 +134,14 @@ public struct AppNotificationCenter: Sendable {
     /// - Parameters:
     ///   - name: The name to observe, or nil for every notification.
     ///   - handler: Runs on the app's run loop, isolated to the app, once per notification.
-    /// - Returns: The token to remove the observer with. Terminating the app removes it too.
+    /// - Returns: The token to remove the observer with (``removeObserver(_:)`` or
+    ///   ``ObservationToken/cancel()``). As with `NotificationCenter`, the center keeps the observer
+    ///   when the token is let go of; terminating the app removes it.
     @discardableResult
     public func addObserver(
         forName name: AppNotification.Name?,
         using handler: @escaping @Sendable (isolated App, AppNotification) -> Void
-    ) -> NotificationObserverToken {
+    ) -> ObservationToken {
         app.notificationRegistry.add(name: name, handler: handler)
     }
 
@@ -147,8 +149,8 @@ public struct AppNotificationCenter: Sendable {
     /// observer already removed does nothing.
     ///
     /// - Parameter token: The token ``addObserver(forName:using:)`` returned.
-    public func removeObserver(_ token: NotificationObserverToken) {
-        app.notificationRegistry.remove(token)
+    public func removeObserver(_ token: ObservationToken) {
+        token.cancel()
     }
 
     /// The notifications named `name` (or every notification, for nil) from now on. The stream ends
@@ -162,7 +164,7 @@ public struct AppNotificationCenter: Sendable {
         let token = registry.add(name: name, onRemove: { continuation.finish() }) { _, notification in
             continuation.yield(notification)
         }
-        continuation.onTermination = { _ in registry.remove(token) }
+        continuation.onTermination = { _ in token.cancel() }
         return stream
     }
 }

@@ -13,7 +13,11 @@ final class NotificationRegistry: Sendable {
     }
 
     private struct Observer {
-        let token: NotificationObserverToken
+        /// The observer's place: keys only grow, so the observers are sorted by key.
+        let key: Int
+        /// Held here so that the observer stays registered when its adder lets go of the token, as
+        /// with `NotificationCenter`; removal or termination drops it.
+        let token: ObservationToken
         let name: AppNotification.Name?
         let handler: @Sendable (isolated App, AppNotification) -> Void
         let onRemove: (@Sendable () -> Void)?
@@ -28,7 +32,7 @@ final class NotificationRegistry: Sendable {
         /// a suspension queues them, and their delivery then does nothing.
         var inFlight: [Int: AppNotification] = [:]
         var nextPost = 0
-        var nextToken = 0
+        var nextKey = 0
 
         /// Queues `notification`, coalesced with one of its name already queued.
         mutating func queue(_ notification: AppNotification) {
@@ -39,16 +43,16 @@ final class NotificationRegistry: Sendable {
             }
         }
 
-        /// Where the observer `token` names sits, found by binary search (tokens only grow), so a
+        /// Where the observer with `key` sits, found by binary search (keys only grow), so a
         /// delivery to n observers checks each one's registration in O(log n).
-        func index(of token: NotificationObserverToken) -> Int? {
+        func index(of key: Int) -> Int? {
             var low = 0
             var high = observers.count
             while low < high {
                 let middle = (low + high) / 2
-                if observers[middle].token.rawValue < token.rawValue { low = middle + 1 } else { high = middle }
+                if observers[middle].key < key { low = middle + 1 } else { high = middle }
             }
-            return low < observers.count && observers[low].token == token ? low : nil
+            return low < observers.count && observers[low].key == key ? low : nil
         }
     }
 
@@ -58,18 +62,20 @@ final class NotificationRegistry: Sendable {
         name: AppNotification.Name?,
         onRemove: (@Sendable () -> Void)? = nil,
         handler: @escaping @Sendable (isolated App, AppNotification) -> Void
-    ) -> NotificationObserverToken {
+    ) -> ObservationToken {
         state.withLock { state in
-            let token = NotificationObserverToken(rawValue: state.nextToken)
-            state.nextToken += 1
-            state.observers.append(Observer(token: token, name: name, handler: handler, onRemove: onRemove))
+            let key = state.nextKey
+            state.nextKey += 1
+            let token = ObservationToken { [weak self] in self?.remove(key) }
+            state.observers.append(Observer(key: key, token: token, name: name, handler: handler, onRemove: onRemove))
             return token
         }
     }
 
-    func remove(_ token: NotificationObserverToken) {
+    /// Removes the observer with `key` (its token was cancelled), then calls its `onRemove`.
+    private func remove(_ key: Int) {
         let removed = state.withLock { state -> Observer? in
-            guard let index = state.index(of: token) else { return nil }
+            guard let index = state.index(of: key) else { return nil }
             return state.observers.remove(at: index)
         }
         removed?.onRemove?()
@@ -131,7 +137,7 @@ final class NotificationRegistry: Sendable {
         }
         var called = 0
         for observer in snapshot {
-            let registered = state.withLock { state in state.index(of: observer.token) != nil }
+            let registered = state.withLock { state in state.index(of: observer.key) != nil }
             guard registered else { continue }
             observer.handler(app, notification)
             called += 1
@@ -170,7 +176,7 @@ final class NotificationRegistry: Sendable {
     func close() {
         let removed = state.withLock { state in
             defer {
-                state = State(nextPost: state.nextPost, nextToken: state.nextToken)
+                state = State(nextPost: state.nextPost, nextKey: state.nextKey)
             }
             return state.observers
         }
@@ -178,9 +184,4 @@ final class NotificationRegistry: Sendable {
             observer.onRemove?()
         }
     }
-}
-
-/// Identifies an observer to remove.
-public struct NotificationObserverToken: Hashable, Sendable {
-    let rawValue: Int
 }

@@ -3,13 +3,13 @@
 /// Codable as an object of counts: `low`, `high`, `max`, `oom` and `oomKill`.
 public struct ControlGroupEvents: Hashable, Sendable, Codable {
     /// Times the cgroup was reclaimed from while under `memory.low`.
-    public var low: Int
+    package var low: Int
     /// Times the cgroup was throttled for exceeding `memory.high`.
-    public var high: Int
+    package var high: Int
     /// Times the cgroup reached `memory.max`.
-    public var max: Int
+    package var max: Int
     /// Times the cgroup ran out of memory.
-    public var oom: Int
+    package var oom: Int
     /// Processes of the cgroup killed by the OOM killer.
     public var oomKill: Int
 

@@ -21,7 +21,7 @@ public struct PressureStall: Hashable, Sendable, Codable {
         public var totalMicroseconds: UInt64
 
         /// Figures as a PSI line reports them.
-        package init(average10: Double, average60: Double, average300: Double, totalMicroseconds: UInt64) {
+        public init(average10: Double, average60: Double, average300: Double, totalMicroseconds: UInt64) {
             self.average10 = average10
             self.average60 = average60
             self.average300 = average300
@@ -42,7 +42,7 @@ public struct PressureStall: Hashable, Sendable, Codable {
     public var full: Figures
 
     /// Stall information from its two lines.
-    package init(some: Figures, full: Figures) {
+    public init(some: Figures, full: Figures) {
         self.some = some
         self.full = full
     }

@@ -29,7 +29,7 @@ import SystemPackage
 /// larger file is a clear error, never a hang. An app's directory is named by its identifier in
 /// Unicode Normalization Form C (NFC), so two identifiers that compare equal (NFC `café` and NFD
 /// `café`) share one directory.
-@_spi(Benchmarks) public final class StateArchive: Sendable {
+package final class StateArchive: Sendable {
     /// The directory holding one directory per app.
     package let directory: FilePath
 

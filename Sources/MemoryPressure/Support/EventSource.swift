@@ -88,8 +88,12 @@ public final class EventSource<Event: Sendable>: Sendable {
     }
 }
 
-/// Keeps an observer of an ``EventSource`` registered: observing ends when the token is cancelled
-/// or released.
+/// Keeps an observer registered: the one token type of the library, for observers of an
+/// ``EventSource`` and of an ``AppNotificationCenter``.
+///
+/// Observing an ``EventSource`` ends when the token is cancelled or released. An app's notification
+/// center keeps its own reference, as `NotificationCenter` does: its observer stays until the token
+/// is cancelled (or passed to ``AppNotificationCenter/removeObserver(_:)``) or the app is terminated.
 public final class ObservationToken: Sendable {
     private let onCancel: Mutex<(@Sendable () -> Void)?>
 

@@ -19,7 +19,7 @@ struct AppContext: Sendable {
 final class SimulatedAppDelegate: AppDelegate {
     let profile: AppProfile
     let context: AppContext
-    private var warningObservers: [NotificationObserverToken] = []
+    private var warningObservers: [ObservationToken] = []
 
     init(profile: AppProfile, context: AppContext) {
         self.profile = profile
