@@ -97,7 +97,9 @@ struct PostedWarning: Sendable {
         )
         for (app, completion) in receipts {
             let receipt: WarningDelivery.Receipt
-            if let timeout {
+            if let resolved = completion.resolvedValue {
+                receipt = resolved
+            } else if let timeout {
                 guard let received = await completion.value(timeout: start + timeout - .now) else {
                     delivery.appsTimedOut.append(app)
                     continue

@@ -30,6 +30,12 @@ final class Completion<Value: Sendable>: Sendable {
         return waiters != nil
     }
 
+    /// The value if it has arrived, without waiting: what a waiter over many completions reads
+    /// first, so that one already resolved costs neither a suspension nor a deadline.
+    var resolvedValue: Value? {
+        state.withLock { $0.value }
+    }
+
     /// The value, once resolved.
     var value: Value {
         get async {

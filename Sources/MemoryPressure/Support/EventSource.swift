@@ -18,9 +18,10 @@ import Synchronization
 public final class EventSource<Event: Sendable>: Sendable {
     private struct State {
         /// In the order they began observing: the system's own bookkeeping, which observes first,
-        /// hears each event before any user's observer.
+        /// hears each event before any user's observer. Arrays, so that an emit takes its snapshot
+        /// under the lock by a retain, with no allocation.
         var observers: [(identifier: UInt64, observer: @Sendable (Event) -> Void)] = []
-        var streams: [UInt64: AsyncStream<Event>.Continuation] = [:]
+        var streams: [(identifier: UInt64, continuation: AsyncStream<Event>.Continuation)] = []
         var nextIdentifier: UInt64 = 0
 
         mutating func makeIdentifier() -> UInt64 {
@@ -62,29 +63,29 @@ public final class EventSource<Event: Sendable>: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
         let identifier = state.withLock { state in
             let identifier = state.makeIdentifier()
-            state.streams[identifier] = continuation
+            state.streams.append((identifier, continuation))
             return identifier
         }
         continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.streams.removeValue(forKey: identifier) }
+            self?.state.withLock { $0.streams.removeAll { $0.identifier == identifier } }
         }
         return stream
     }
 
     /// Passes `event` to the streams, then to the observers, outside the lock.
     func emit(_ event: Event) {
-        let (observers, streams) = state.withLock { ($0.observers.map(\.observer), Array($0.streams.values)) }
-        for stream in streams { stream.yield(event) }
-        for observer in observers { observer(event) }
+        let (observers, streams) = state.withLock { ($0.observers, $0.streams) }
+        for stream in streams { stream.continuation.yield(event) }
+        for observer in observers { observer.observer(event) }
     }
 
     /// Ends every stream handed out so far; observers stay.
     func finishStreams() {
         let streams = state.withLock { state in
             defer { state.streams.removeAll() }
-            return Array(state.streams.values)
+            return state.streams
         }
-        for stream in streams { stream.finish() }
+        for stream in streams { stream.continuation.finish() }
     }
 }
 
