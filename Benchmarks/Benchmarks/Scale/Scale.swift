@@ -62,6 +62,22 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     for count in Tenants.counts() {
+        // Through the public API only (issue 26): every app takes its heap and one 1 MiB buffer in
+        // it at launch; every app terminated (`shutDown`), its buffer let go and the records
+        // dropped; the resident bytes left per app, the system still alive. One measured iteration
+        // per process (see `LeftBehindFigures`): run the executable several times for percentiles.
+        Benchmark(
+            "Scale-left-behind:\(count)",
+            configuration: RunMode.current.configuration(
+                timed: [residentLeftPerApp], counted: [appsTerminated],
+                warmupIterations: 0, maxDuration: .seconds(120), maxIterations: 1
+            )
+        ) { benchmark in
+            let figures = try await LeftBehindFigures.measure(count)
+            benchmark.measurement(residentLeftPerApp, figures.residentLeftPerApp)
+            benchmark.measurement(appsTerminated, figures.terminated)
+        }
+
         // Every app suspended with 1 MiB resident in its heap; the ladder, at critical pressure
         // with a target it cannot reach, terminates them all, largest first, one at a time.
         Benchmark(

@@ -23,21 +23,26 @@ enum Tenants {
     static var threadLimit: Int { cores * 2 + 8 }
 }
 
-/// A tenant's code: at launch it makes its heap and one 4 KiB buffer in it (its first byte
-/// written), held until the app is terminated.
+/// A tenant's code: at launch it makes its heap and one buffer in it (4 KiB unless told; its first
+/// byte written), held until the app is terminated.
 final class TenantDelegate: AppDelegate {
     private let heap: @Sendable (AppIdentifier) throws -> AppHeap
+    private let bytes: Int
     private let onFailure: @Sendable (String) -> Void
     private var buffer: HeapBuffer?
 
-    init(heap: @escaping @Sendable (AppIdentifier) throws -> AppHeap, onFailure: @escaping @Sendable (String) -> Void) {
+    init(
+        heap: @escaping @Sendable (AppIdentifier) throws -> AppHeap, bytes: Int = 4_096,
+        onFailure: @escaping @Sendable (String) -> Void
+    ) {
         self.heap = heap
+        self.bytes = bytes
         self.onFailure = onFailure
     }
 
     func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
         do {
-            let buffer = try heap(app.identifier).allocate(byteCount: 4_096)
+            let buffer = try heap(app.identifier).allocate(byteCount: bytes)
             buffer.withUnsafeMutableBytes { $0[0] = 1 }
             self.buffer = buffer
         } catch {

@@ -197,7 +197,10 @@ package final class PurgeRegistry: Sendable {
     /// the app a new heap.
     @discardableResult
     package func removeApp(_ app: AppIdentifier) -> AppHeap? {
-        let heap = apps.withLock { $0.removeValue(forKey: app)?.heap }
+        let heap = apps.withLock { apps in
+            defer { apps.shrinkIfSparse() }
+            return apps.removeValue(forKey: app)?.heap
+        }
         heap?.close()
         return heap
     }

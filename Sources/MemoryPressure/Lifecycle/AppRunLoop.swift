@@ -60,6 +60,9 @@ final class AppRunLoop: SerialExecutor {
                 // Unmarked before it may be scheduled again, on another worker.
                 runningThread.store(0, ordering: .relaxed)
                 queue.isScheduled = false
+                // An idle run loop holds no storage: most apps are idle most of the time, and a
+                // terminated one stays idle for as long as it stays registered.
+                queue.work = []
                 return nil
             }
             switch next {

@@ -185,9 +185,13 @@ struct EventOutbox {
             let delivered = delivered
             satisfied = waiters.filter { $0.through <= delivered }.map(\.completion)
             waiters.removeAll { $0.through <= delivered }
+            if waiters.isEmpty { waiters = [] }
         }
         guard let entry = pending.popFirst() else {
             isDelivering = false
+            // Empty: its storage goes, or every app the system has hosted would keep a few hundred
+            // bytes of it (a termination's events) for as long as it stays registered.
+            pending = []
             return (nil, satisfied)
         }
         return (entry, satisfied)

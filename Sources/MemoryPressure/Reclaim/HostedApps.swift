@@ -14,8 +14,11 @@ final class HostedApps: Sendable {
     }
 
     private struct Index {
-        var entries: [AppIdentifier: Entry] = [:]
-        /// The apps in each state but `notRunning`.
+        /// Every app registered, running or not: kept for as long as the system, so one word each.
+        var apps: [AppIdentifier: App] = [:]
+        /// The limits of the apps that have any (most have none).
+        var limits: [AppIdentifier: AppMemoryLimits] = [:]
+        /// The apps in each state but `notRunning`; each gives its storage back as it empties.
         var byState: [AppState: [AppIdentifier: App]] = [:]
         /// The apps with limits that are not `notRunning`: the only ones each sample checks.
         var limitedInUse: [AppIdentifier: Entry] = [:]
@@ -29,9 +32,10 @@ final class HostedApps: Sendable {
     /// Adds the app `make` returns under `identifier`, unless one is there already.
     func add(_ identifier: AppIdentifier, limits: AppMemoryLimits, make: () -> App) throws(MemoryPressureError) -> App {
         try index.withLock { index throws(MemoryPressureError) in
-            guard index.entries[identifier] == nil else { throw .duplicateApp(identifier) }
+            guard index.apps[identifier] == nil else { throw .duplicateApp(identifier) }
             let app = make()
-            index.entries[identifier] = Entry(app: app, limits: limits)
+            index.apps[identifier] = app
+            if limits != .none { index.limits[identifier] = limits }
             return app
         }
     }
@@ -40,16 +44,22 @@ final class HostedApps: Sendable {
     /// a hosted app, in the order the app makes them.
     func moved(_ identifier: AppIdentifier, from previous: AppState, to state: AppState) {
         index.withLock { index in
-            guard let entry = index.entries[identifier] else { return }
+            guard let app = index.apps[identifier] else { return }
             index.byState[previous]?[identifier] = nil
+            index.byState[previous]?.shrinkIfSparse()
             if state != .notRunning {
-                index.byState[state, default: [:]][identifier] = entry.app
+                index.byState[state, default: [:]][identifier] = app
             }
             if state == .background || state == .suspended {
                 reclaimableArrivalCount.add(1, ordering: .relaxed)
             }
-            if entry.limits != .none {
-                index.limitedInUse[identifier] = state == .notRunning ? nil : entry
+            if let limits = index.limits[identifier] {
+                if state == .notRunning {
+                    index.limitedInUse[identifier] = nil
+                    index.limitedInUse.shrinkIfSparse()
+                } else {
+                    index.limitedInUse[identifier] = Entry(app: app, limits: limits)
+                }
             }
         }
     }
@@ -59,7 +69,7 @@ final class HostedApps: Sendable {
 
     /// The app registered as `identifier`.
     func app(_ identifier: AppIdentifier) -> App? {
-        index.withLock { $0.entries[identifier]?.app }
+        index.withLock { $0.apps[identifier] }
     }
 
     /// The apps in any of `states` (by their last reported change), in no particular order.
@@ -81,16 +91,18 @@ final class HostedApps: Sendable {
 
     /// Every app, in no particular order.
     var apps: [App] {
-        index.withLock { $0.entries.values.map(\.app) }
+        index.withLock { Array($0.apps.values) }
     }
 
     /// `owners` less the hosted apps, in no particular order.
     func notHosted(_ owners: Set<AppIdentifier>) -> [AppIdentifier] {
-        index.withLock { index in owners.filter { index.entries[$0] == nil } }
+        index.withLock { index in owners.filter { index.apps[$0] == nil } }
     }
 
     /// The limits `identifier` was registered with, or nil when it is not hosted.
     func limits(of identifier: AppIdentifier) -> AppMemoryLimits? {
-        index.withLock { $0.entries[identifier]?.limits }
+        index.withLock { index in
+            index.apps[identifier] == nil ? nil : index.limits[identifier] ?? AppMemoryLimits.none
+        }
     }
 }

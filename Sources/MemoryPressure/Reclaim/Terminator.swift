@@ -57,10 +57,16 @@ final class Terminator: Sendable {
         do {
             try await app.terminate(reason: reason, from: states)
         } catch {
-            state.withLock { _ = $0.requested.removeValue(forKey: identifier) }
+            state.withLock { state in
+                state.requested.removeValue(forKey: identifier)
+                state.requested.shrinkIfSparse()
+            }
             return nil
         }
-        return state.withLock { $0.finished.removeValue(forKey: identifier) }
+        return state.withLock { state in
+            defer { state.finished.shrinkIfSparse() }
+            return state.finished.removeValue(forKey: identifier)
+        }
     }
 
     /// Follows the apps' lifecycles, synchronously, on the thread that reports each event.
@@ -82,6 +88,7 @@ final class Terminator: Sendable {
         let heap = registry.removeApp(identifier)
         state.withLock { state in
             let requested = state.requested.removeValue(forKey: identifier)
+            state.requested.shrinkIfSparse()
             state.draining[identifier] = Draining(
                 reason: reason, state: appState, footprintBytes: footprint, time: .now, heap: heap,
                 requested: requested != nil, step: requested ?? nil
@@ -91,7 +98,11 @@ final class Terminator: Sendable {
 
     /// Called on `identifier`'s run loop once it has let go of its memory: records the termination.
     private func finish(_ identifier: AppIdentifier) {
-        guard let draining = state.withLock({ $0.draining.removeValue(forKey: identifier) }) else { return }
+        let draining = state.withLock { state in
+            defer { state.draining.shrinkIfSparse() }
+            return state.draining.removeValue(forKey: identifier)
+        }
+        guard let draining else { return }
         let remaining = draining.heap?.allocatedBytes ?? 0
         let record = TerminationRecord(
             app: identifier, state: draining.state, footprintBytes: draining.footprintBytes,

@@ -44,8 +44,10 @@ final class DeadlineTimers: Sendable {
         var nextToken: UInt64 = 0
         var hasThread = false
 
-        /// Drops the heap's cancelled entries once they outnumber the live ones.
+        /// Drops the heap's cancelled entries once they outnumber the live ones, and gives back the
+        /// actions' storage once it is mostly empty.
         mutating func compactIfMostlyCancelled() {
+            actions.shrinkIfSparse()
             guard heap.count > 64, heap.count > 2 * actions.count else { return }
             heap = Heap(heap.unordered.filter { actions[$0.token] != nil })
         }
@@ -58,11 +60,15 @@ final class DeadlineTimers: Sendable {
                     heap.removeMin()
                     continue
                 }
-                guard earliest.deadline <= now else { return (due, earliest.deadline) }
+                guard earliest.deadline <= now else {
+                    actions.shrinkIfSparse()
+                    return (due, earliest.deadline)
+                }
                 heap.removeMin()
                 actions[earliest.token] = nil
                 due.append(action)
             }
+            actions.shrinkIfSparse()
             return (due, nil)
         }
     }
