@@ -122,8 +122,8 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
 
         // MARK: Monitor
 
-        /// The pressure monitor could not make its wake-up pipe or its sampling thread;
-        /// ``MemoryPressureError/errno`` says why.
+        /// The pressure monitor could not make its wake-up pipe or its sampling thread, or
+        /// ``MemorySystem/run()`` its reclamation thread; ``MemoryPressureError/errno`` says why.
         public static let monitorCouldNotStart = Code(.monitorCouldNotStart)
         /// ``MemorySystem/run()`` was called while the system was already running.
         public static let alreadyRunning = Code(.alreadyRunning)

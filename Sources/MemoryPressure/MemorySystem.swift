@@ -22,7 +22,7 @@ import SystemPackage
 ///
 /// ```swift
 /// let system = try MemorySystem(configuration: .init(budget: try .resolve(.automatic())))
-/// let photos = try system.register(try AppIdentifier("photos")) { PhotosDelegate(system.registry) }
+/// let photos = try system.register(try AppIdentifier("photos")) { PhotosDelegate(system: system) }
 /// try await photos.launch()
 /// try await system.run()   // until the task is cancelled
 /// ```
@@ -240,7 +240,7 @@ public final class MemorySystem: Sendable {
             account.holdBudget(false)
             monitor.stop()
         }
-        let executor = ReclamationExecutor()
+        let executor = try ReclamationExecutor()
         let warnings = WarningFollower()
         let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
         // Reclamation runs on its own executor, never behind the service's work on the cooperative
@@ -265,6 +265,7 @@ public final class MemorySystem: Sendable {
                 warnings.finish()
             }
         }
+        await executor.stop()
     }
 }
 

@@ -4,7 +4,6 @@ import Glibc
 import Musl
 #endif
 import DequeModule
-import Dispatch
 import Synchronization
 
 /// The threads every app's run loop runs on: a bounded pool, shared by all the apps of the process.
@@ -98,9 +97,9 @@ final class RunLoopPool: Sendable {
 
     private let state = Mutex(State())
     /// Signalled once for each run loop put on the ready queue.
-    private let readyCount = DispatchSemaphore(value: 0)
+    private let readyCount = ThreadSemaphore()
     /// Wakes the watchdog.
-    private let watchdogWake = DispatchSemaphore(value: 0)
+    private let watchdogWake = ThreadSemaphore()
 
     /// A pool of `baseWorkers` workers, growing past blocked ones to `maximumWorkers` (by default
     /// four times as many, at least 64), whose added workers end after `retireAfter` without work.
@@ -165,13 +164,12 @@ final class RunLoopPool: Sendable {
     private func work(as identifier: Int) {
         let task = PosixThread.currentTaskIdentifier
         state.withLock { $0.workers[identifier]?.task = task }
-        let retireAfter = DispatchTimeInterval.milliseconds(Int(retireAfter / .milliseconds(1)))
         while true {
             state.withLock { $0.idle += 1 }
-            let waited = readyCount.wait(timeout: .now() + retireAfter)
+            let waited = readyCount.wait(atMost: retireAfter)
             let (runLoop, call): (AppRunLoop?, WatchdogCall) = state.withLock { state in
                 state.idle -= 1
-                guard waited == .success, let runLoop = state.ready.popFirst() else {
+                guard waited, let runLoop = state.ready.popFirst() else {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
                     // woke no watchdog: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
@@ -195,12 +193,12 @@ final class RunLoopPool: Sendable {
     /// The watchdog's life: asleep until run loops wait with no idle worker, then a look every
     /// ``lookInterval`` while they do, adding a worker while fewer than ``baseWorkers`` progress.
     private func watch() {
-        let interval = UInt32(lookInterval / .microseconds(1))
         while true {
-            watchdogWake.wait()
+            _ = watchdogWake.wait()
             var watching = true
             while watching {
-                usleep(interval)
+                // Nothing signals the watchdog while it watches: this is the pause between looks.
+                _ = watchdogWake.wait(atMost: lookInterval)
                 watching = state.withLock { state in
                     guard state.isShortOfWorkers else {
                         state.isWatching = false

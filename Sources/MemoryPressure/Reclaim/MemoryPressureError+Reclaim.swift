@@ -1,3 +1,5 @@
+import SystemPackage
+
 // The errors of the system's reclamation settings and of running it.
 // The factories sit beside the code that throws them.
 extension MemoryPressureError {
@@ -20,5 +22,10 @@ extension MemoryPressureError {
     /// `run()` called while the system runs already.
     static func alreadyRunning() -> Self {
         Self(.alreadyRunning, "memory system is already running; expected one run() at a time (cancel the running one first)")
+    }
+
+    /// The reclamation thread could not be started.
+    static func reclamationThreadFailed(_ errno: Errno) -> Self {
+        Self(.monitorCouldNotStart, "memory system could not start its reclamation thread: \(errno)", errno: errno)
     }
 }
