@@ -35,7 +35,8 @@ import SystemPackage
 ///   `cgroup.freeze` in a child directory of the process's cgroup2 directory (also the
 ///   controller-less cgroup2 tree of a hybrid host), waited on until `cgroup.events` reads
 ///   `frozen 1`; else the v1 freezer, `freezer.state` = `FROZEN`, waited on until it reads `FROZEN`;
-///   else `SIGSTOP`/`SIGCONT` to the process group, waited on until the child's state is `T`. A
+///   else `SIGSTOP`/`SIGCONT` to the process group, waited on until the child's state is `T` (or
+///   `D`, from which it can only go to the stop: see ``runsNoUserCode(_:)``). A
 ///   test or a caller can ask for one (``ChildProcessOptions/freezeMechanism``).
 /// - **Memory** (``ChildMemoryMechanism``): where the process may make a child memory cgroup (v2
 ///   with `memory` in its `cgroup.subtree_control`, or a v1 memory hierarchy it can write), the
@@ -429,7 +430,8 @@ package final class ChildProcess: Sendable {
             }
             while true {
                 guard let processState = try? processState() else { break }  // reaped meanwhile
-                if (processState == "T") == frozen { break }
+                // Thawed once it is out of the stop (a `D` then is an ordinary wait of a running child).
+                if frozen ? Self.runsNoUserCode(processState) : (processState != "T" && processState != "t") { break }
                 guard ContinuousClock.now < deadline else {
                     throw .childProcessFreezeTimedOut(pid: pid, operation: operation, limit: timeout, state: String(processState))
                 }
@@ -437,6 +439,14 @@ package final class ChildProcess: Sendable {
             }
         }
         state.withLock { $0.frozen = frozen }
+    }
+
+    /// Whether a process in `state`, with `SIGSTOP` sent to it, runs no more code of its own:
+    /// stopped (`T`, or `t` under a tracer), or in an uninterruptible wait (`D`), from which it goes
+    /// straight to the stop before returning to user space. A shell that `vfork`ed a child stopped
+    /// before its exec waits in `D` until the `SIGCONT` (dash does this).
+    static func runsNoUserCode(_ state: Character) -> Bool {
+        state == "T" || state == "t" || state == "D"
     }
 
     /// The child's state letter from `/proc/PID/stat` (`R`, `S`, `D`, `T`, `Z`, …).

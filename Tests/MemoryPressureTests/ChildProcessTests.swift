@@ -1,0 +1,365 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import MemoryPressure
+import MemoryPressureTestKit
+import SystemPackage
+import Testing
+
+/// Child processes against the real kernel: spawn, pidfd, exits, `oom_score_adj`, every freezer,
+/// the kill, footprints and bad specifications. Tests that need a cgroup the machine cannot make,
+/// or a program it lacks, are cancelled with the reason.
+@Suite(.serialized)
+struct ChildProcessTests {
+    /// The parents this machine offers for children's cgroups (found once per process).
+    static let parents = ChildControlGroupParents.current
+
+    // MARK: Spawn, pidfd, exits
+
+    @Test func anExitStatusIsReportedThroughThePidfd() throws {
+        let child = try ChildProcess.spawn(.shell("exit 3"))
+        #expect(child.pid > 0)
+        #expect(child.exitDescriptor != nil, "the kernel here has pidfds")
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .exited(status: 3))
+        #expect(!termination.killedByUs)
+        #expect(termination.wasKilledByKernelOOMKiller == false)
+        #expect(child.pollExit() == termination, "a reaped child keeps its termination")
+    }
+
+    @Test func aChildRunsInItsOwnProcessGroupWithItsArgumentsAndEnvironment() throws {
+        let directory = try TemporaryDirectory()
+        let output = directory.path.appending("out").string
+        let child = try ChildProcess.spawn(
+            ProcessSpecification(
+                executable: "sh",  // found in PATH
+                arguments: ["-c", "echo \"$0 $GREETING $(pwd)\" > \(output); cut -d' ' -f5 /proc/$$/stat >> \(output)", "zero"],
+                environment: ["GREETING": "hello", "PATH": "/usr/bin:/bin"],
+                workingDirectory: directory.path
+            )
+        )
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .exited(status: 0))
+        let lines = try KernelFile.read(FilePath(output)).split(separator: "\n").map(String.init)
+        #expect(lines.first == "zero hello \(directory.path.string)")
+        #expect(lines.dropFirst().first == "\(child.pid)", "the child leads its own process group")
+    }
+
+    @Test func sigtermIsReportedAsTheSignalThatEndedIt() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        #expect(child.pollExit() == nil, "it runs")
+        try child.signal(SIGTERM)
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .signaled(SIGTERM, coreDumped: false))
+        #expect(!termination.exit.isKill)
+        #expect(!termination.killedByUs)
+    }
+
+    @Test func aSigkillFromElsewhereIsAKillNotOurs() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        try child.signal(SIGKILL)
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .signaled(SIGKILL, coreDumped: false))
+        #expect(termination.exit.isKill)
+        #expect(!termination.killedByUs)
+        if child.memoryMechanism != .residentSet {
+            #expect(termination.controlGroupOOMKills == 0)
+            #expect(termination.wasKilledByKernelOOMKiller == false, "its cgroup's oom_kill did not rise")
+        } else {
+            #expect(termination.wasKilledByKernelOOMKiller == nil, "without a cgroup of its own it cannot be told")
+        }
+    }
+
+    @Test func killThroughThePidfdReapsItAndRemovesItsCgroups() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        let directories = child.controlGroupDirectories
+        for directory in directories {
+            let members = try KernelFile.read(directory.appending("cgroup.procs"))
+            #expect(members.split(separator: "\n").contains("\(child.pid)"), "the child is in \(directory) from its start")
+        }
+        let termination = try #require(child.kill())
+        #expect(termination.exit == .signaled(SIGKILL, coreDumped: false))
+        #expect(termination.killedByUs)
+        #expect(termination.wasKilledByKernelOOMKiller == false)
+        for directory in directories {
+            #expect(access(directory.string, F_OK) != 0, "\(directory) is removed once the child is reaped")
+        }
+        var status: Int32 = 0
+        #expect(waitpid(child.pid, &status, WNOHANG) == -1 && errno == ECHILD, "no zombie is left to reap")
+        let error = try #require(throws: MemoryPressureError.self) { try child.signal(SIGTERM) }
+        #expect(error.code == .appNotRunning)
+        #expect(child.kill() == termination, "a second kill returns the same termination")
+    }
+
+    @Test func theChildHasItsOwnCgroupsWhereTheMachineCanMakeThem() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        defer { child.kill() }
+        #expect(child.memoryMechanism == Self.parents.memoryMechanism)
+        #expect(child.freezeMechanism == Self.parents.automaticFreezeMechanism)
+        guard Self.parents.memory != nil || Self.parents.freezerV2 != nil || Self.parents.freezerV1 != nil else {
+            try Test.cancel("no child cgroup can be made here: \(Self.parents.memoryReason ?? ""); \(Self.parents.freezerV2Reason ?? ""); \(Self.parents.freezerV1Reason ?? "")")
+        }
+        let membership = try KernelFile.read(FilePath("/proc/\(child.pid)/cgroup"))
+        for directory in child.controlGroupDirectories {
+            #expect(membership.contains(directory.lastComponent!.string), "/proc/\(child.pid)/cgroup names \(directory)")
+        }
+    }
+
+    // MARK: oom_score_adj
+
+    @Test func oomScoreAdjustmentIsWrittenAndReadBack() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        defer { child.kill() }
+        try child.setOOMScoreAdjustment(500)
+        #expect(try child.oomScoreAdjustment() == 500)
+        try child.setOOMScoreAdjustment(1000)
+        #expect(try KernelFile.read(FilePath("/proc/\(child.pid)/oom_score_adj")) == "1000\n")
+        // Lowering it below what the child inherited takes CAP_SYS_RESOURCE; without it the kernel
+        // refuses, and the error says so.
+        if Self.hasCapability(24) {  // CAP_SYS_RESOURCE
+            try child.setOOMScoreAdjustment(-1000)
+            #expect(try child.oomScoreAdjustment() == -1000)
+        } else {
+            let error = try #require(throws: MemoryPressureError.self) { try child.setOOMScoreAdjustment(-1000) }
+            #expect(error.errno == .permissionDenied || error.errno == .notPermitted)
+            #expect(error.description.contains("cannot set oom_score_adj to -1000"))
+            #expect(try child.oomScoreAdjustment() == 1000, "unchanged")
+        }
+        for value in [1001, -1001, Int.max] {
+            let error = try #require(throws: MemoryPressureError.self) { try child.setOOMScoreAdjustment(value) }
+            #expect(error.code == .invalidArgument)
+            #expect(error.description == "oom_score_adj of \(value) is out of range; expected -1000 to 1000")
+        }
+    }
+
+    /// Whether the calling process holds the capability numbered `capability` (its bit in
+    /// `/proc/self/status`'s `CapEff`).
+    static func hasCapability(_ capability: Int) -> Bool {
+        let status = (try? KernelFile.read("/proc/self/status")) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+              let mask = UInt64(line.dropFirst("CapEff:".count).trimmingSuffix(while: \.isWhitespace).drop { $0 == "\t" || $0 == " " }, radix: 16)
+        else { return false }
+        return mask & (1 << UInt64(capability)) != 0
+    }
+
+    // MARK: Freezing
+
+    /// A child that appends a line to `file` about every 10 ms.
+    static func appender(_ file: String) -> ProcessSpecification {
+        .shell("while :; do echo x >> \(file); sleep 0.01; done")
+    }
+
+    static func size(_ file: String) -> Int {
+        var status = stat()
+        return stat(file, &status) == 0 ? Int(status.st_size) : 0
+    }
+
+    /// A child frozen by `mechanism`, and its output file; cancels the test where the machine lacks it.
+    static func spawnAppender(_ mechanism: FreezeMechanism, in directory: TemporaryDirectory) throws -> (ChildProcess, String) {
+        let file = directory.path.appending("progress").string
+        let spawned = Result { () throws(MemoryPressureError) in
+            try ChildProcess.spawn(appender(file), options: ChildProcessOptions(freezeMechanism: mechanism))
+        }
+        if case .failure(let error) = spawned, error.description.contains("is not available here") {
+            try Test.cancel("\(error)")
+        }
+        return (try spawned.get(), file)
+    }
+
+    @Test(arguments: FreezeMechanism.allCases)
+    func freezeStopsTheChildAndThawResumesIt(_ mechanism: FreezeMechanism) async throws {
+        let directory = try TemporaryDirectory()
+        let (child, file) = try Self.spawnAppender(mechanism, in: directory)
+        defer { child.kill() }
+        #expect(child.freezeMechanism == mechanism)
+        #expect(await eventually { Self.size(file) > 0 }, "the child makes progress")
+
+        try child.freeze()
+        #expect(child.isFrozen)
+        if mechanism == .stopSignal {
+            let state = try child.processState()
+            #expect(state == "T" || state == "D", "stopped, or waiting for a vfork child that is stopped: \(state)")
+        } else if let freezer = child.controlGroupDirectories.last {
+            let state = try KernelFile.read(freezer.appending(mechanism == .controlGroupV2 ? "cgroup.events" : "freezer.state"))
+            #expect(state.contains(mechanism == .controlGroupV2 ? "frozen 1" : "FROZEN"))
+        }
+        let frozenSize = Self.size(file)
+        // A window in which a running child would append about 20 lines; a frozen one appends none.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(Self.size(file) == frozenSize, "no progress while frozen")
+        #expect(child.pollExit() == nil, "frozen, not ended")
+
+        try child.thaw()
+        #expect(!child.isFrozen)
+        #expect(await eventually { Self.size(file) > frozenSize }, "progress again after thaw")
+        #expect(try child.processState() != "T")
+    }
+
+    @Test(arguments: FreezeMechanism.allCases)
+    func aFrozenChildIsKilledAtOnce(_ mechanism: FreezeMechanism) throws {
+        let directory = try TemporaryDirectory()
+        let (child, _) = try Self.spawnAppender(mechanism, in: directory)
+        let directories = child.controlGroupDirectories
+        try child.freeze()
+        let termination = try #require(child.kill(timeout: .seconds(30)), "a frozen child dies when killed")
+        #expect(termination.exit.isKill)
+        #expect(termination.killedByUs)
+        for directory in directories {
+            #expect(access(directory.string, F_OK) != 0, "\(directory) is removed, with the shell's own children")
+        }
+    }
+
+    @Test func aFreezerTheMachineLacksIsAClearError() throws {
+        guard let (mechanism, reason) = [
+            (FreezeMechanism.controlGroupV2, Self.parents.freezerV2Reason),
+            (.controlGroupV1, Self.parents.freezerV1Reason),
+        ].first(where: { $0.1 != nil }) else {
+            try Test.cancel("both freezer cgroups are available here")
+        }
+        let error = try #require(throws: MemoryPressureError.self) {
+            try ChildProcess.spawn(Self.appender("/dev/null"), options: ChildProcessOptions(freezeMechanism: mechanism))
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.description == "the freezer \(mechanism) is not available here: \(reason!)")
+    }
+
+    // MARK: Footprint
+
+    static let python = "/usr/bin/python3"
+
+    /// A Python child that allocates and touches 64 MiB, then writes `ready` and sleeps.
+    static func spawnSixtyFourMiB(options: ChildProcessOptions, in directory: TemporaryDirectory) async throws -> ChildProcess {
+        guard access(python, X_OK) == 0 else {
+            try Test.cancel("\(python) is not installed here; it allocates and touches 64 MiB (sh cannot)")
+        }
+        let ready = directory.path.appending("ready").string
+        let child = try ChildProcess.spawn(
+            ProcessSpecification(
+                executable: python,
+                arguments: ["-c", "b = bytearray(b'\\x01') * (64 << 20); open('\(ready)', 'w').close(); import time; time.sleep(60)"]
+            ),
+            options: options
+        )
+        #expect(await eventually { access(ready, F_OK) == 0 }, "the child has touched its 64 MiB")
+        return child
+    }
+
+    @Test func theFootprintOfA64MiBChildByItsCgroup() async throws {
+        guard Self.parents.memory != nil else {
+            try Test.cancel("no child memory cgroup can be made here: \(Self.parents.memoryReason ?? "")")
+        }
+        let directory = try TemporaryDirectory()
+        let child = try await Self.spawnSixtyFourMiB(options: ChildProcessOptions(), in: directory)
+        defer { child.kill() }
+        let footprint = try child.footprint()
+        #expect(footprint.mechanism == Self.parents.memoryMechanism)
+        #expect(footprint.mechanism != .residentSet)
+        #expect((60 << 20)...(160 << 20) ~= footprint.bytes, "cgroup working set \(footprint.bytes) bytes")
+        let resident = try child.residentSetBytes()
+        #expect((60 << 20)...(160 << 20) ~= resident, "statm RSS \(resident) bytes")
+    }
+
+    @Test func theFootprintOfA64MiBChildByStatmCorrectedByPSS() async throws {
+        let directory = try TemporaryDirectory()
+        let child = try await Self.spawnSixtyFourMiB(
+            options: ChildProcessOptions(usesMemoryControlGroup: false, proportionalSetInterval: .milliseconds(1)),
+            in: directory
+        )
+        defer { child.kill() }
+        let footprint = try child.footprint()
+        #expect(footprint.mechanism == .residentSet)
+        #expect((60 << 20)...(160 << 20) ~= footprint.bytes, "RSS corrected by PSS: \(footprint.bytes) bytes")
+        // PSS shares the interpreter's pages with other processes: at most the resident set.
+        #expect(footprint.bytes <= (try child.residentSetBytes()) + (1 << 20))
+        let rollup = try OpenKernelFile(FilePath("/proc/\(child.pid)/smaps_rollup"))
+        let proportional = try ChildMemoryReader.proportionalSetBytes(from: rollup)
+        #expect((60 << 20)...(160 << 20) ~= proportional, "PSS \(proportional) bytes")
+    }
+
+    @Test func pssIsParsedFromASmapsRollupText() {
+        let text = """
+        55d0c0a4e000-7ffd5b1f9000 ---p 00000000 00:00 0                          [rollup]
+        Rss:               69120 kB
+        Pss:               66211 kB
+        Pss_Dirty:         65600 kB
+
+        """
+        #expect(ChildMemoryReader.proportionalSetBytes(inRollup: Array(text.utf8)) == 66211 * 1024)
+        #expect(ChildMemoryReader.proportionalSetBytes(inRollup: Array("Rss: 1 kB\n".utf8)) == nil)
+    }
+
+    // MARK: Bad specifications
+
+    /// The zombies among our children that still carry our own name: a child that failed before
+    /// exec and was never reaped.
+    static func unreapedForks() -> Int {
+        let ourName = (try? KernelFile.read("/proc/self/comm")) ?? ""
+        var count = 0
+        guard let entries = opendir("/proc") else { return 0 }
+        defer { closedir(entries) }
+        while let entry = readdir(entries) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let pid = Int32(name), let stat = try? KernelFile.read(FilePath("/proc/\(pid)/stat")),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, fields[0] == "Z", fields[1] == "\(getpid())",
+               (try? KernelFile.read(FilePath("/proc/\(pid)/comm"))) == ourName {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// The child cgroups of ours left in the parents' directories.
+    static func leftoverGroups() -> [String] {
+        let parentDirectories = [parents.memory?.directory, parents.freezerV2, parents.freezerV1].compactMap { $0 }
+        var names: [String] = []
+        for parent in parentDirectories {
+            guard let entries = opendir(parent.string) else { continue }
+            defer { closedir(entries) }
+            while let entry = readdir(entries) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name.hasPrefix("memory-pressure-child-\(getpid())-") { names.append(parent.appending(name).string) }
+            }
+        }
+        return names
+    }
+
+    @Test func badSpecificationsAreClearErrorsAndLeaveNothingBehind() throws {
+        let directory = try TemporaryDirectory()
+        try directory.write("plain", "#!/bin/sh\nexit 0\n")  // mode 0600: not executable
+        try directory.write("garbage", "\u{7}\u{1}not a program\n")
+        chmod(directory.path.appending("garbage").string, 0o755)
+        try directory.makeDirectory("folder")
+        let cases: [(ProcessSpecification, String)] = [
+            (ProcessSpecification(executable: ""), "executable \"\" is empty"),
+            (ProcessSpecification(executable: "/no/such/program"), "executable \"/no/such/program\" does not exist"),
+            (ProcessSpecification(executable: directory.path.appending("plain").string), "is not executable"),
+            (ProcessSpecification(executable: directory.path.appending("folder").string), "is not a regular file"),
+            (ProcessSpecification(executable: "./no-such-program", workingDirectory: directory.path), "is not found relative to the working directory"),
+            (ProcessSpecification(executable: "no-such-program-anywhere", environment: ["PATH": directory.path.string]), "is not found in PATH (\(directory.path.string))"),
+            (ProcessSpecification(executable: "plain", environment: ["PATH": directory.path.string]), "is found in PATH only as a file that is not executable"),
+            (ProcessSpecification(executable: "/bin/sh", workingDirectory: directory.path.appending("missing")), "is not an existing directory"),
+            (ProcessSpecification(executable: "/bin/sh", environment: ["A=B": "c"]), "is not a valid name"),
+            (ProcessSpecification(executable: "/bin/sh", arguments: ["a\u{0}b"]), "argument 1 holds a NUL byte"),
+            // Passes validation; execve refuses it: the failure comes back from the child.
+            (ProcessSpecification(executable: directory.path.appending("garbage").string), "is not in a format the kernel can run"),
+        ]
+        for (specification, message) in cases {
+            let error = try #require(throws: MemoryPressureError.self, "\(specification.executable)") {
+                try ChildProcess.spawn(specification)
+            }
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.description.contains(message), "\(error)")
+        }
+        #expect(Self.unreapedForks() == 0, "every failed child was reaped")
+        #expect(Self.leftoverGroups() == [], "every cgroup made for a failed child was removed")
+    }
+
+    @Test func aChildThatExitsAtOnceIsARecordedExitNotAHang() throws {
+        let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/false"))
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .exited(status: 1))
+        #expect(Self.leftoverGroups() == [])
+    }
+}
