@@ -268,12 +268,72 @@ struct ChildProcessTests {
         defer { child.kill() }
         let footprint = try child.footprint()
         #expect(footprint.mechanism == .residentSet)
+        #expect(child.memoryMechanism == .residentSet)
         #expect((60 << 20)...(160 << 20) ~= footprint.bytes, "RSS corrected by PSS: \(footprint.bytes) bytes")
         // PSS shares the interpreter's pages with other processes: at most the resident set.
         #expect(footprint.bytes <= (try child.residentSetBytes()) + (1 << 20))
         let rollup = try OpenKernelFile(FilePath("/proc/\(child.pid)/smaps_rollup"))
         let proportional = try ChildMemoryReader.proportionalSetBytes(from: rollup)
         #expect((60 << 20)...(160 << 20) ~= proportional, "PSS \(proportional) bytes")
+    }
+
+    @Test func theKernelsOOMKillAtTheChildsLimitIsToldFromOurs() async throws {
+        guard Self.parents.memory != nil else {
+            try Test.cancel("no child memory cgroup can be made here: \(Self.parents.memoryReason ?? "")")
+        }
+        guard access(Self.python, X_OK) == 0 else {
+            try Test.cancel("\(Self.python) is not installed here; it allocates past the limit (sh cannot)")
+        }
+        let child = try ChildProcess.spawn(
+            ProcessSpecification(executable: Self.python, arguments: ["-c", "b = bytearray(b'\\x01') * (64 << 20)"]),
+            options: ChildProcessOptions(memoryLimitBytes: 24 << 20)
+        )
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .signaled(SIGKILL, coreDumped: false), "\(termination)")
+        #expect(!termination.killedByUs)
+        #expect((termination.controlGroupOOMKills ?? 0) >= 1)
+        #expect(termination.wasKilledByKernelOOMKiller == true)
+        #expect(Self.leftoverGroups() == [])
+    }
+
+    @Test func aMemoryLimitOutOfRangeOrWithoutACgroupIsAClearError() throws {
+        let tooSmall = try #require(throws: MemoryPressureError.self) {
+            try ChildProcess.spawn(ProcessSpecification(executable: "/bin/true"), options: ChildProcessOptions(memoryLimitBytes: 1000))
+        }
+        #expect(tooSmall.code == .invalidConfiguration)
+        #expect(tooSmall.description == "per-child memory limit of 1000 bytes is out of range; expected 1048576 bytes or more")
+        let withoutGroup = try #require(throws: MemoryPressureError.self) {
+            try ChildProcess.spawn(
+                ProcessSpecification(executable: "/bin/true"),
+                options: ChildProcessOptions(usesMemoryControlGroup: false, memoryLimitBytes: 64 << 20)
+            )
+        }
+        #expect(withoutGroup.description.hasPrefix("a per-child memory limit needs a memory cgroup of its own"))
+        #expect(Self.leftoverGroups() == [])
+    }
+
+    /// Whether `pid` is gone (or a zombie waiting for its new parent to reap it).
+    static func isGone(_ pid: Int32) -> Bool {
+        guard let stat = try? KernelFile.read(FilePath("/proc/\(pid)/stat")), let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].dropFirst().first == "Z"
+    }
+
+    @Test(arguments: [true, false])
+    func killEndsWhatTheChildStartedToo(withControlGroups: Bool) async throws {
+        let directory = try TemporaryDirectory()
+        let file = directory.path.appending("grandchild").string
+        let options = withControlGroups
+            ? ChildProcessOptions()
+            : ChildProcessOptions(freezeMechanism: .stopSignal, usesMemoryControlGroup: false)
+        let child = try ChildProcess.spawn(.shell("sleep 300 & echo $! > \(file).tmp; mv \(file).tmp \(file); wait"), options: options)
+        #expect(withControlGroups || child.controlGroupDirectories.isEmpty)
+        #expect(await eventually { access(file, F_OK) == 0 })
+        let grandchild = try #require(Int32(try KernelFile.read(FilePath(file)).trimmingSuffix(while: \.isWhitespace)))
+        #expect(!Self.isGone(grandchild), "the grandchild runs")
+        let termination = try #require(child.kill())
+        #expect(termination.exit.isKill)
+        #expect(await eventually { Self.isGone(grandchild) }, "the grandchild \(grandchild) is killed with its parent")
+        #expect(Self.leftoverGroups() == [])
     }
 
     @Test func pssIsParsedFromASmapsRollupText() {

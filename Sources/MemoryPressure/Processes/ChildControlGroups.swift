@@ -193,6 +193,7 @@ final class ChildControlGroups: Sendable {
     init(
         memoryParent: ChildControlGroupParents.Parent?,
         freezerParent: FilePath?,
+        memoryLimitBytes: Int?,
         executable: String
     ) throws(MemoryPressureError) {
         let number = Self.sequence.add(1, ordering: .relaxed).newValue
@@ -212,6 +213,21 @@ final class ChildControlGroups: Sendable {
             let directory = memoryParent.directory.appending(name)
             try make(directory)
             memory = ChildControlGroupParents.Parent(directory: directory, isVersion2: memoryParent.isVersion2)
+            if let memoryLimitBytes {
+                // v1: the memory limit, then memory+swap at the same figure (it may not be below the
+                // memory limit), so that the child is OOM-killed at the limit rather than swapped.
+                let files = memoryParent.isVersion2 ? ["memory.max"] : ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes"]
+                for file in files {
+                    let path = directory.appending(file)
+                    if file == "memory.memsw.limit_in_bytes", access(path.string, F_OK) != 0 { continue }
+                    do throws(Errno) {
+                        try KernelFile.write("\(memoryLimitBytes)", to: path)
+                    } catch {
+                        Self.remove(made)
+                        throw .processCouldNotStart(executable, step: "writing its memory limit to \(path)", errno: error)
+                    }
+                }
+            }
         }
         var freezer: FilePath?
         if let freezerParent {

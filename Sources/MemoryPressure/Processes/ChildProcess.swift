@@ -44,7 +44,8 @@ import SystemPackage
 ///   `memory.usage_in_bytes` − `total_inactive_file`); elsewhere `/proc/PID/statm`'s RSS, corrected
 ///   every ``ChildProcessOptions/proportionalSetInterval`` by PSS from `/proc/PID/smaps_rollup`
 ///   (about 730 µs a read). All files are opened once and read into a stack buffer.
-/// - **The kill**: `SIGKILL` through `pidfd_send_signal` (never a recycled pid), a v1-frozen child
+/// - **The kill**: `SIGKILL` through `pidfd_send_signal` (never a recycled pid) and to its process
+///   group (what it started, where no cgroup would catch it), a v1-frozen child
 ///   thawed so that it can die, then `process_mrelease` (Linux 5.15) so that its memory comes back
 ///   without waiting for its exit path; `ENOSYS` is logged once and the kill goes on without it.
 /// - **Cleanup**: its cgroups are removed as soon as it is reaped (members it left behind are
@@ -137,11 +138,24 @@ package final class ChildProcess: Sendable {
             freezerParent = nil
         }
         let memoryParent = options.usesMemoryControlGroup ? parents.memory : nil
+        if let limit = options.memoryLimitBytes {
+            guard limit >= ChildProcessOptions.smallestMemoryLimit else { throw .childMemoryLimitOutOfRange(limit) }
+            guard memoryParent != nil else {
+                throw .childMemoryLimitUnavailable(
+                    reason: options.usesMemoryControlGroup ? parents.memoryReason ?? "unknown" : "the options ask for no memory cgroup"
+                )
+            }
+        }
         let executable = validated.specification.executable
         let groups: ChildControlGroups? =
             memoryParent == nil && freezerParent == nil
             ? nil
-            : try ChildControlGroups(memoryParent: memoryParent, freezerParent: freezerParent, executable: executable)
+            : try ChildControlGroups(
+                memoryParent: memoryParent,
+                freezerParent: freezerParent,
+                memoryLimitBytes: options.memoryLimitBytes,
+                executable: executable
+            )
 
         var result = mp_spawn_result()
         do {
@@ -323,7 +337,7 @@ package final class ChildProcess: Sendable {
         }
     }
 
-    /// Kills the child: `SIGKILL` through its pidfd, a thaw where the v1 freezer holds it (a task
+    /// Kills the child: `SIGKILL` through its pidfd and to its process group, a thaw where the v1 freezer holds it (a task
     /// frozen there cannot die), `process_mrelease` so that its memory comes back now, then waits at
     /// most `timeout` for it to be reaped. Returns its termination, or nil when it was not reaped in
     /// time. A child that has already ended is not signalled; its termination is returned.
@@ -332,6 +346,9 @@ package final class ChildProcess: Sendable {
         let sent: Bool = state.withLock { state in
             guard state.termination == nil else { return false }
             guard (try? sendSignal(SIGKILL)) != nil else { return false }
+            // What it started in its process group goes too (where it has no cgroup, nothing else
+            // would end them); its pid, unreaped, still holds the group's id.
+            killpg(pid, SIGKILL)
             state.killedByUs = true
             return true
         }
@@ -497,15 +514,25 @@ package struct ChildProcessOptions: Hashable, Sendable {
     package var usesMemoryControlGroup: Bool
     /// How often PSS from `smaps_rollup` corrects the resident set, where there is no memory cgroup.
     package var proportionalSetInterval: Duration
+    /// A hard limit the kernel enforces on the child's own memory cgroup (v2 `memory.max`; v1
+    /// `memory.limit_in_bytes` and, where present, `memory.memsw.limit_in_bytes`): past it the
+    /// kernel's OOM killer ends the child, and its termination says so. At least
+    /// ``smallestMemoryLimit``; needs a memory cgroup of its own (the spawn throws where there is none).
+    package var memoryLimitBytes: Int?
+
+    /// The smallest ``memoryLimitBytes`` accepted: 1 MiB.
+    package static let smallestMemoryLimit = 1 << 20
 
     package init(
         freezeMechanism: FreezeMechanism? = nil,
         usesMemoryControlGroup: Bool = true,
-        proportionalSetInterval: Duration = .seconds(10)
+        proportionalSetInterval: Duration = .seconds(10),
+        memoryLimitBytes: Int? = nil
     ) {
         self.freezeMechanism = freezeMechanism
         self.usesMemoryControlGroup = usesMemoryControlGroup
         self.proportionalSetInterval = proportionalSetInterval
+        self.memoryLimitBytes = memoryLimitBytes
     }
 }
 

@@ -48,6 +48,16 @@ extension MemoryPressureError {
         Self(.measurementFailed, "cannot \(operation) child process \(pid): still \(state.debugDescription) after \(limit)")
     }
 
+    /// A per-child memory limit below ``ChildProcessOptions/smallestMemoryLimit``.
+    static func childMemoryLimitOutOfRange(_ bytes: Int) -> Self {
+        Self(.invalidConfiguration, "per-child memory limit of \(bytes) bytes is out of range; expected \(ChildProcessOptions.smallestMemoryLimit) bytes or more")
+    }
+
+    /// A per-child memory limit asked for where the child can have no memory cgroup, for `reason`.
+    static func childMemoryLimitUnavailable(reason: String) -> Self {
+        Self(.invalidConfiguration, "a per-child memory limit needs a memory cgroup of its own, and none can be made here: \(reason)")
+    }
+
     /// A freezer asked for by name that this machine cannot offer, for `reason`.
     static func freezerUnavailable(_ mechanism: FreezeMechanism, reason: String) -> Self {
         Self(.invalidConfiguration, "the freezer \(mechanism) is not available here: \(reason)")
