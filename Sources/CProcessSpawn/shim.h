@@ -64,6 +64,8 @@ typedef enum {
     mp_spawn_stage_directory = 5,
     /// execve failed.
     mp_spawn_stage_exec = 6,
+    /// The child could not place its inherited descriptors.
+    mp_spawn_stage_descriptors = 7,
 } mp_spawn_stage;
 
 typedef struct {
@@ -80,10 +82,17 @@ typedef struct {
     int used_clone3;
 } mp_spawn_result;
 
-/// The child's side: join the cgroups, make a process group, change directory, exec. Reports the
-/// failed step and errno on `report` and exits 127. Never returns.
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#define MP_CLOSE_RANGE_CLOEXEC (1U << 2)
+
+/// The child's side: join the cgroups, make a process group, change directory, put the inherited
+/// descriptors at 3, 4, … and mark every other descriptor from there up close-on-exec, exec.
+/// Reports the failed step and errno on `report` and exits 127. Never returns.
 static inline void mp_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
-                                  const int *cgroup_procs, int cgroup_count, int report) {
+                                  const int *cgroup_procs, int cgroup_count,
+                                  const int *inherited, int inherited_count, int report) {
     int stage = mp_spawn_stage_none;
     // Signal dispositions the parent ignores survive exec; the child starts with the defaults and
     // an empty mask, as posix_spawn with POSIX_SPAWN_SETSIGDEF and SETSIGMASK does.
@@ -106,6 +115,27 @@ static inline void mp_spawn_child(const char *path, char *const argv[], char *co
     }
     if (setpgid(0, 0) != 0) { stage = mp_spawn_stage_process_group; goto failed; }
     if (directory != NULL && chdir(directory) != 0) { stage = mp_spawn_stage_directory; goto failed; }
+    if (inherited_count > 0) {
+        // Move the report pipe and every source above the targets first, so that no dup2 below
+        // lands on one still needed.
+        int first_free = 3 + inherited_count;
+        int moved_report = fcntl(report, F_DUPFD_CLOEXEC, first_free);
+        if (moved_report < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        report = moved_report;
+        int moved[64];
+        if (inherited_count > 64) { errno = EINVAL; stage = mp_spawn_stage_descriptors; goto failed; }
+        for (int index = 0; index < inherited_count; index++) {
+            moved[index] = fcntl(inherited[index], F_DUPFD_CLOEXEC, first_free);
+            if (moved[index] < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        }
+        for (int index = 0; index < inherited_count; index++) {
+            // dup2 leaves the new descriptor without close-on-exec: it survives the exec.
+            if (dup2(moved[index], 3 + index) < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        }
+    }
+    // Nothing else of the parent's leaks into the child, whatever its flags (Linux 5.11; older
+    // kernels leave descriptors as they are, as posix_spawn does).
+    syscall(SYS_close_range, 3 + inherited_count, ~0U, MP_CLOSE_RANGE_CLOEXEC);
     execve(path, argv, envp);
     stage = mp_spawn_stage_exec;
 failed:;
@@ -116,8 +146,9 @@ failed:;
 }
 
 /// Starts `path` with `argv` and `envp` in `directory` (NULL: the parent's), after the child has
-/// written "0" to each of the `cgroup_count` open `cgroup.procs` descriptors. Returns once the
-/// child has exec'd, or has failed and been reaped.
+/// written "0" to each of the `cgroup_count` open `cgroup.procs` descriptors, with the
+/// `inherited_count` (at most 64) `inherited` descriptors as its 3, 4, …, and its 0, 1 and 2 as
+/// the parent's. Returns once the child has exec'd, or has failed and been reaped.
 ///
 /// clone3 with CLONE_PIDFD (Linux 5.3) makes the child and its pidfd at once; where clone3 is
 /// refused (ENOSYS on older kernels, or a seccomp filter that answers ENOSYS or EPERM, as Docker's
@@ -125,7 +156,8 @@ failed:;
 /// child does not need) and pidfd_open follow. Either way the child is a copy of the calling thread
 /// alone, which runs only the async-signal-safe steps above.
 static inline void mp_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
-                            const int *cgroup_procs, int cgroup_count, mp_spawn_result *result) {
+                            const int *cgroup_procs, int cgroup_count,
+                            const int *inherited, int inherited_count, mp_spawn_result *result) {
     memset(result, 0, sizeof *result);
     result->pidfd = -1;
     int report[2];
@@ -149,7 +181,7 @@ static inline void mp_spawn(const char *path, char *const argv[], char *const en
     }
     if (pid == 0) {
         close(report[0]);
-        mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, report[1]);
+        mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, inherited, inherited_count, report[1]);
     }
     int saved = errno;
     close(report[1]);

@@ -45,6 +45,33 @@ struct ChildProcessTests {
         #expect(lines.dropFirst().first == "\(child.pid)", "the child leads its own process group")
     }
 
+    @Test func theChildInheritsTheDescriptorsGivenAndNoOthers() throws {
+        var ends: (Int32, Int32) = (-1, -1)
+        try withUnsafeMutableBytes(of: &ends) { buffer in
+            guard pipe(buffer.baseAddress!.assumingMemoryBound(to: Int32.self)) == 0 else { throw Errno(rawValue: errno) }
+        }
+        defer { close(ends.0) }
+        // Open without close-on-exec: a posix_spawn child would inherit it.
+        let stray = open("/dev/null", O_RDONLY)
+        #expect(stray > 2)
+        defer { close(stray) }
+        let child = try ChildProcess.spawn(
+            .shell("echo hello >&3; if [ -e /proc/$$/fd/\(stray) ]; then echo leaked >&3; else echo closed >&3; fi"),
+            options: ChildProcessOptions(inheritedDescriptors: [ends.1])
+        )
+        close(ends.1)
+        let termination = try #require(child.waitForExit(timeout: .seconds(30)))
+        #expect(termination.exit == .exited(status: 0))
+        let output = String(decoding: try FileDescriptor(rawValue: ends.0).readToEnd(), as: UTF8.self)
+        #expect(output == "hello\nclosed\n")
+
+        let error = try #require(throws: MemoryPressureError.self) {
+            try ChildProcess.spawn(ProcessSpecification(executable: "/bin/true"), options: ChildProcessOptions(inheritedDescriptors: [9999]))
+        }
+        #expect(error.code == .invalidConfiguration)
+        #expect(error.description.contains("each open in this process"))
+    }
+
     @Test func sigtermIsReportedAsTheSignalThatEndedIt() throws {
         let child = try ChildProcess.spawn(ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
         #expect(child.pollExit() == nil, "it runs")

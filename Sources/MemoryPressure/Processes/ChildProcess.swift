@@ -22,8 +22,8 @@ import SystemPackage
 ///   (`CProcessSpawn`) calls `clone3` with `CLONE_PIDFD` (the pidfd is made with the child, with
 ///   no window in which the pid could be reused), and the child, a copy of the calling thread alone,
 ///   does only async-signal-safe steps: reset ignored signals and the mask, write `0` to each open
-///   `cgroup.procs` (which moves the writer, in v1 and v2 alike), `setpgid(0, 0)`, `chdir`,
-///   `execve`. A failed step is reported through a close-on-exec pipe with its errno, and the
+///   `cgroup.procs` (which moves the writer, in v1 and v2 alike), `setpgid(0, 0)`, `chdir`, place
+///   the descriptors it inherits at 3, 4, … and mark all others close-on-exec, `execve`. A failed step is reported through a close-on-exec pipe with its errno, and the
 ///   child is reaped before the error is thrown. Where `clone3` is refused (kernels before 5.3, or
 ///   seccomp filters that answer `ENOSYS`), a plain `clone` with fork's semantics and `pidfd_open`
 ///   take its place.
@@ -137,6 +137,11 @@ package final class ChildProcess: Sendable {
         case .stopSignal:
             freezerParent = nil
         }
+        guard options.inheritedDescriptors.count <= ChildProcessOptions.mostInheritedDescriptors,
+              options.inheritedDescriptors.allSatisfy({ fcntl($0, F_GETFD) >= 0 })
+        else {
+            throw .inheritedDescriptorsInvalid(options.inheritedDescriptors)
+        }
         let memoryParent = options.usesMemoryControlGroup ? parents.memory : nil
         if let limit = options.memoryLimitBytes {
             guard limit >= ChildProcessOptions.smallestMemoryLimit else { throw .childMemoryLimitOutOfRange(limit) }
@@ -165,10 +170,16 @@ package final class ChildProcess: Sendable {
                 withCStringArray(validated.environmentVector) { envp in
                     let directory = validated.specification.workingDirectory?.string
                     processLists.withUnsafeBufferPointer { lists in
-                        if let directory {
-                            directory.withCString { mp_spawn(validated.executablePath, argv, envp, $0, lists.baseAddress, Int32(lists.count), &result) }
-                        } else {
-                            mp_spawn(validated.executablePath, argv, envp, nil, lists.baseAddress, Int32(lists.count), &result)
+                        options.inheritedDescriptors.withUnsafeBufferPointer { inherited in
+                            func spawn(in directory: UnsafePointer<CChar>?) {
+                                mp_spawn(
+                                    validated.executablePath, argv, envp, directory,
+                                    lists.baseAddress, Int32(lists.count),
+                                    inherited.baseAddress, Int32(inherited.count),
+                                    &result
+                                )
+                            }
+                            if let directory { directory.withCString { spawn(in: $0) } } else { spawn(in: nil) }
                         }
                     }
                 }
@@ -226,6 +237,7 @@ package final class ChildProcess: Sendable {
         case mp_spawn_stage_cgroup: return .processCouldNotStart(executable, step: "joining its cgroups", errno: errno)
         case mp_spawn_stage_process_group: return .processCouldNotStart(executable, step: "setpgid", errno: errno)
         case mp_spawn_stage_directory: return .processCouldNotStart(executable, step: "changing to its working directory", errno: errno)
+        case mp_spawn_stage_descriptors: return .processCouldNotStart(executable, step: "placing its inherited descriptors", errno: errno)
         default: return .processCouldNotStart(executable, step: "spawn", errno: errno)
         }
     }
@@ -430,12 +442,20 @@ package final class ChildProcess: Sendable {
             let statePath = directory.appending(isVersion2 ? "cgroup.events" : "freezer.state")
             let wanted = isVersion2 ? (frozen ? "frozen 1" : "frozen 0") : (frozen ? "FROZEN" : "THAWED")
             var last = ""
+            var attempt = 0
             while true {
                 last = (try? KernelFile.read(statePath)) ?? ""
                 let reached = isVersion2 ? last.split(separator: "\n").contains(Substring(wanted)) : last.hasPrefix(wanted)
                 if reached { break }
                 guard ContinuousClock.now < deadline else {
                     throw .childProcessFreezeTimedOut(pid: pid, operation: operation, limit: timeout, state: last)
+                }
+                attempt += 1
+                // The v1 freezer stays FREEZING when a task could not be frozen in the pass the
+                // write made (one in an uninterruptible wait, or just forked); writing FROZEN again
+                // makes another pass, as the kernel's documentation says.
+                if !isVersion2, frozen, attempt % 10 == 0 {
+                    _ = try? KernelFile.write("FROZEN", to: control)
                 }
                 _ = mp_poll_one(-1, 0, 1)
             }
@@ -520,6 +540,15 @@ package struct ChildProcessOptions: Hashable, Sendable {
     /// ``smallestMemoryLimit``; needs a memory cgroup of its own (the spawn throws where there is none).
     package var memoryLimitBytes: Int?
 
+    /// Open descriptors of this process that the child gets as its 3, 4, … (for example one end of
+    /// a Unix socket for the client channel). Every other descriptor from 3 up is closed at the exec
+    /// (Linux 5.11's `close_range`), whatever its flags; 0, 1 and 2 are the host's. At most
+    /// ``mostInheritedDescriptors``.
+    package var inheritedDescriptors: [Int32]
+
+    /// The most ``inheritedDescriptors`` accepted: 64.
+    package static let mostInheritedDescriptors = 64
+
     /// The smallest ``memoryLimitBytes`` accepted: 1 MiB.
     package static let smallestMemoryLimit = 1 << 20
 
@@ -527,8 +556,10 @@ package struct ChildProcessOptions: Hashable, Sendable {
         freezeMechanism: FreezeMechanism? = nil,
         usesMemoryControlGroup: Bool = true,
         proportionalSetInterval: Duration = .seconds(10),
-        memoryLimitBytes: Int? = nil
+        memoryLimitBytes: Int? = nil,
+        inheritedDescriptors: [Int32] = []
     ) {
+        self.inheritedDescriptors = inheritedDescriptors
         self.freezeMechanism = freezeMechanism
         self.usesMemoryControlGroup = usesMemoryControlGroup
         self.proportionalSetInterval = proportionalSetInterval

@@ -58,6 +58,14 @@ extension MemoryPressureError {
         Self(.invalidConfiguration, "a per-child memory limit needs a memory cgroup of its own, and none can be made here: \(reason)")
     }
 
+    /// Descriptors to hand to a child that are too many or not open.
+    static func inheritedDescriptorsInvalid(_ descriptors: [Int32]) -> Self {
+        Self(
+            .invalidConfiguration,
+            "inherited descriptors \(descriptors) are unusable; expected at most \(ChildProcessOptions.mostInheritedDescriptors) descriptors, each open in this process"
+        )
+    }
+
     /// A freezer asked for by name that this machine cannot offer, for `reason`.
     static func freezerUnavailable(_ mechanism: FreezeMechanism, reason: String) -> Self {
         Self(.invalidConfiguration, "the freezer \(mechanism) is not available here: \(reason)")
