@@ -375,6 +375,41 @@ struct ChildProcessTests {
         #expect(ChildMemoryReader.proportionalSetBytes(inRollup: Array("Rss: 1 kB\n".utf8)) == nil)
     }
 
+    // MARK: Where children's cgroups go
+
+    @Test func theV1FreezerDirectoryIsFoundFromMembershipAndMounts() {
+        let membership = "6:freezer:/jobs/a\n4:memory:/process_api/x\n0::/\n"
+        let mountInfo = """
+        30 25 0:26 / /sys/fs/cgroup rw - tmpfs tmpfs rw
+        35 30 0:31 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+        36 30 0:32 /jobs /sys/fs/cgroup/freezer rw,relatime - cgroup cgroup rw,freezer
+        40 30 0:35 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+        """
+        #expect(
+            ChildControlGroupParents.version1Directory(controller: "freezer", membership: membership, mountInfo: mountInfo)
+                == "/sys/fs/cgroup/freezer/a",
+            "the mount's root (/jobs) is taken off the membership's path"
+        )
+        #expect(ChildControlGroupParents.version1Directory(controller: "memory", membership: membership, mountInfo: mountInfo)
+            == "/sys/fs/cgroup/memory/process_api/x")
+        #expect(ChildControlGroupParents.version1Directory(controller: "freezer", membership: "0::/\n", mountInfo: mountInfo) == nil)
+        #expect(ChildControlGroupParents.version1Directory(controller: "pids", membership: "8:pids:/\n", mountInfo: mountInfo) == nil)
+    }
+
+    @Test func theMechanismsFollowWhatCanBeMade() {
+        var parents = ChildControlGroupParents()
+        #expect(parents.automaticFreezeMechanism == .stopSignal)
+        #expect(parents.memoryMechanism == .residentSet)
+        parents.freezerV1 = "/sys/fs/cgroup/freezer"
+        #expect(parents.automaticFreezeMechanism == .controlGroupV1)
+        parents.freezerV2 = "/sys/fs/cgroup"
+        #expect(parents.automaticFreezeMechanism == .controlGroupV2, "v2 first")
+        parents.memory = .init(directory: "/sys/fs/cgroup/memory/x", isVersion2: false)
+        #expect(parents.memoryMechanism == .controlGroupV1)
+        parents.memory = .init(directory: "/sys/fs/cgroup", isVersion2: true)
+        #expect(parents.memoryMechanism == .controlGroupV2)
+    }
+
     // MARK: Bad specifications
 
     /// The zombies among our children that still carry our own name: a child that failed before
