@@ -3,6 +3,7 @@ import Glibc
 #endif
 @testable import MemoryPressure
 import MemoryPressureTestKit
+import MemoryTestSupport
 import SystemPackage
 import Testing
 
@@ -271,7 +272,8 @@ struct ChildProcessTests {
         return child
     }
 
-    @Test func theFootprintOfA64MiBChildByItsCgroup() async throws {
+    // Its child's memory counts in this process's cgroup, which other suites measure.
+    @Test(.exclusiveMemoryUse) func theFootprintOfA64MiBChildByItsCgroup() async throws {
         guard Self.parents.memory != nil else {
             try Test.cancel("no child memory cgroup can be made here: \(Self.parents.memoryReason ?? "")")
         }
@@ -286,7 +288,8 @@ struct ChildProcessTests {
         #expect((60 << 20)...(160 << 20) ~= resident, "statm RSS \(resident) bytes")
     }
 
-    @Test func theFootprintOfA64MiBChildByStatmCorrectedByPSS() async throws {
+    // Its child's memory counts in this process's cgroup, which other suites measure.
+    @Test(.exclusiveMemoryUse) func theFootprintOfA64MiBChildByStatmCorrectedByPSS() async throws {
         let directory = try TemporaryDirectory()
         let child = try await Self.spawnSixtyFourMiB(
             options: ChildProcessOptions(usesMemoryControlGroup: false, proportionalSetInterval: .milliseconds(1)),
@@ -304,7 +307,8 @@ struct ChildProcessTests {
         #expect((60 << 20)...(160 << 20) ~= proportional, "PSS \(proportional) bytes")
     }
 
-    @Test func theKernelsOOMKillAtTheChildsLimitIsToldFromOurs() async throws {
+    // Its child's memory counts in this process's cgroup, which other suites measure.
+    @Test(.exclusiveMemoryUse) func theKernelsOOMKillAtTheChildsLimitIsToldFromOurs() async throws {
         guard Self.parents.memory != nil else {
             try Test.cancel("no child memory cgroup can be made here: \(Self.parents.memoryReason ?? "")")
         }
