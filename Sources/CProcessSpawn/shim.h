@@ -148,7 +148,8 @@ failed:;
 /// Starts `path` with `argv` and `envp` in `directory` (NULL: the parent's), after the child has
 /// written "0" to each of the `cgroup_count` open `cgroup.procs` descriptors, with the
 /// `inherited_count` (at most 64) `inherited` descriptors as its 3, 4, …, and its 0, 1 and 2 as
-/// the parent's. Returns once the child has exec'd, or has failed and been reaped.
+/// the parent's. Returns once the child has exec'd, or has failed and been reaped. `try_clone3` 0
+/// goes straight to the fallback (for tests of it).
 ///
 /// clone3 with CLONE_PIDFD (Linux 5.3) makes the child and its pidfd at once; where clone3 is
 /// refused (ENOSYS on older kernels, or a seccomp filter that answers ENOSYS or EPERM, as Docker's
@@ -157,7 +158,7 @@ failed:;
 /// alone, which runs only the async-signal-safe steps above.
 static inline void mp_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
                             const int *cgroup_procs, int cgroup_count,
-                            const int *inherited, int inherited_count, mp_spawn_result *result) {
+                            const int *inherited, int inherited_count, int try_clone3, mp_spawn_result *result) {
     memset(result, 0, sizeof *result);
     result->pidfd = -1;
     int report[2];
@@ -172,7 +173,9 @@ static inline void mp_spawn(const char *path, char *const argv[], char *const en
     args.flags = MP_CLONE_PIDFD;
     args.pidfd = (uint64_t)(uintptr_t)&pidfd;
     args.exit_signal = SIGCHLD;
-    long pid = syscall(SYS_clone3, &args, sizeof args);
+    long pid = -1;
+    errno = ENOSYS;
+    if (try_clone3) pid = syscall(SYS_clone3, &args, sizeof args);
     if (pid < 0 && (errno == ENOSYS || errno == EPERM)) {
         pidfd = -1;
         pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);

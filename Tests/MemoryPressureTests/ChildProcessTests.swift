@@ -28,6 +28,25 @@ struct ChildProcessTests {
         #expect(child.pollExit() == termination, "a reaped child keeps its termination")
     }
 
+    @Test(arguments: [true, false])
+    func bothWaysOfMakingTheChildJoinItsCgroupsBeforeItRuns(clone3: Bool) async throws {
+        var options = ChildProcessOptions()
+        options.triesClone3 = clone3
+        let directory = try TemporaryDirectory()
+        let output = directory.path.appending("cgroup").string
+        let child = try ChildProcess.spawn(.shell("cat /proc/self/cgroup > \(output); exec sleep 30"), options: options)
+        defer { child.kill() }
+        #expect(child.madeWithClone3 == clone3)
+        #expect(child.exitDescriptor != nil, "a pidfd either way (pidfd_open after the plain clone)")
+        #expect(await eventually { Self.size(output) > 0 })
+        // What the shell's first command saw: it was in its cgroups already.
+        let membership = try KernelFile.read(FilePath(output))
+        for directory in child.controlGroupDirectories {
+            #expect(membership.contains(directory.lastComponent!.string), "\(membership)")
+        }
+        #expect(child.kill()?.exit.isKill == true)
+    }
+
     @Test func aChildRunsInItsOwnProcessGroupWithItsArgumentsAndEnvironment() throws {
         let directory = try TemporaryDirectory()
         let output = directory.path.appending("out").string

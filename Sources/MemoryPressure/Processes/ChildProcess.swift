@@ -176,6 +176,7 @@ package final class ChildProcess: Sendable {
                                     validated.executablePath, argv, envp, directory,
                                     lists.baseAddress, Int32(lists.count),
                                     inherited.baseAddress, Int32(inherited.count),
+                                    options.triesClone3 ? 1 : 0,
                                     &result
                                 )
                             }
@@ -548,6 +549,10 @@ package struct ChildProcessOptions: Hashable, Sendable {
 
     /// The most ``inheritedDescriptors`` accepted: 64.
     package static let mostInheritedDescriptors = 64
+
+    /// Whether the child is made with `clone3` where the kernel allows it (false: the fallback, a
+    /// plain `clone` and `pidfd_open`, which kernels before 5.3 and some seccomp filters get; for tests).
+    package var triesClone3 = true
 
     /// The smallest ``memoryLimitBytes`` accepted: 1 MiB.
     package static let smallestMemoryLimit = 1 << 20
