@@ -33,6 +33,9 @@ let package = Package(
         // eventfd(2), which the Glibc module leaves out; cgroup v1 memory.pressure_level
         // notifications arrive through one.
         .systemLibrary(name: "CEventFD"),
+        // Spawning a child with a step between fork and exec (joining its cgroups), and the pidfd
+        // system calls (clone3, pidfd_open, pidfd_send_signal, process_mrelease) Glibc leaves out.
+        .systemLibrary(name: "CProcessSpawn"),
         // The typed Swift face of mallctl. Knows nothing of apps.
         .target(
             name: "Jemalloc",
@@ -43,6 +46,7 @@ let package = Package(
             name: "MemoryPressure",
             dependencies: [
                 "CEventFD",
+                "CProcessSpawn",
                 "Jemalloc",
                 // The ladder's victim heap and the app run loops' queues.
                 .product(name: "DequeModule", package: "swift-collections"),

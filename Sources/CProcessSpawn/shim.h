@@ -1,0 +1,269 @@
+#ifndef SWIFT_MEMORY_PRESSURE_CPROCESSSPAWN_SHIM_H
+#define SWIFT_MEMORY_PRESSURE_CPROCESSSPAWN_SHIM_H
+
+// Starting a child process with a step between fork and exec (joining its own cgroups), and the
+// pidfd system calls the Glibc module does not expose (`syscall` is variadic, so Swift cannot call
+// it). Everything here is `static inline`: the header is the whole module.
+//
+// The child's part runs between the fork and the exec of a multi-threaded parent, so it calls only
+// async-signal-safe functions (POSIX's list: sigaction, sigprocmask, write, setpgid, chdir, execve,
+// _exit) and touches nothing another thread may have locked.
+
+#ifdef __linux__
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <poll.h>
+
+// The same numbers on x86_64 and aarch64 (the generic table), for headers that predate them.
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef SYS_process_mrelease
+#define SYS_process_mrelease 448
+#endif
+
+/// clone3's argument, version 0 (64 bytes): enough for CLONE_PIDFD.
+struct mp_clone_args {
+    uint64_t flags;
+    uint64_t pidfd;
+    uint64_t child_tid;
+    uint64_t parent_tid;
+    uint64_t exit_signal;
+    uint64_t stack;
+    uint64_t stack_size;
+    uint64_t tls;
+};
+
+#define MP_CLONE_PIDFD 0x00001000ULL
+
+/// Which step of a spawn failed.
+typedef enum {
+    mp_spawn_stage_none = 0,
+    /// The parent could not make the pipe that reports the child's failures.
+    mp_spawn_stage_pipe = 1,
+    /// Neither clone3 nor clone could make the child.
+    mp_spawn_stage_fork = 2,
+    /// The child could not join one of its cgroups (writing to `cgroup.procs`).
+    mp_spawn_stage_cgroup = 3,
+    /// The child could not make its own process group.
+    mp_spawn_stage_process_group = 4,
+    /// The child could not change to its working directory.
+    mp_spawn_stage_directory = 5,
+    /// execve failed.
+    mp_spawn_stage_exec = 6,
+    /// The child could not place its inherited descriptors.
+    mp_spawn_stage_descriptors = 7,
+} mp_spawn_stage;
+
+typedef struct {
+    /// The child's pid; 0 when none was made.
+    pid_t pid;
+    /// A pidfd for the child (from CLONE_PIDFD, or pidfd_open after a plain clone); -1 when the
+    /// kernel has none.
+    int pidfd;
+    /// The step that failed, or mp_spawn_stage_none.
+    int stage;
+    /// The errno of the failed step.
+    int error;
+    /// Whether clone3 made the child (false: the plain clone fallback).
+    int used_clone3;
+} mp_spawn_result;
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#define MP_CLOSE_RANGE_CLOEXEC (1U << 2)
+
+/// The child's side: join the cgroups, make a process group, change directory, put the inherited
+/// descriptors at 3, 4, … and mark every other descriptor from there up close-on-exec, exec.
+/// Reports the failed step and errno on `report` and exits 127. Never returns.
+static inline void mp_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
+                                  const int *cgroup_procs, int cgroup_count,
+                                  const int *inherited, int inherited_count, int report) {
+    int stage = mp_spawn_stage_none;
+    // Signal dispositions the parent ignores survive exec; the child starts with the defaults and
+    // an empty mask, as posix_spawn with POSIX_SPAWN_SETSIGDEF and SETSIGMASK does.
+    for (int signal_number = 1; signal_number < 65; signal_number++) {
+        struct sigaction old;
+        if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
+        if (sigaction(signal_number, NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
+            struct sigaction reset;
+            memset(&reset, 0, sizeof reset);
+            reset.sa_handler = SIG_DFL;
+            sigaction(signal_number, &reset, NULL);
+        }
+    }
+    sigset_t empty;
+    sigemptyset(&empty);
+    sigprocmask(SIG_SETMASK, &empty, NULL);
+    // "0" written to cgroup.procs moves the writer itself, in v1 and v2 alike.
+    for (int index = 0; index < cgroup_count; index++) {
+        if (write(cgroup_procs[index], "0", 1) != 1) { stage = mp_spawn_stage_cgroup; goto failed; }
+    }
+    if (setpgid(0, 0) != 0) { stage = mp_spawn_stage_process_group; goto failed; }
+    if (directory != NULL && chdir(directory) != 0) { stage = mp_spawn_stage_directory; goto failed; }
+    if (inherited_count > 0) {
+        // Move the report pipe and every source above the targets first, so that no dup2 below
+        // lands on one still needed.
+        int first_free = 3 + inherited_count;
+        int moved_report = fcntl(report, F_DUPFD_CLOEXEC, first_free);
+        if (moved_report < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        report = moved_report;
+        int moved[64];
+        if (inherited_count > 64) { errno = EINVAL; stage = mp_spawn_stage_descriptors; goto failed; }
+        for (int index = 0; index < inherited_count; index++) {
+            moved[index] = fcntl(inherited[index], F_DUPFD_CLOEXEC, first_free);
+            if (moved[index] < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        }
+        for (int index = 0; index < inherited_count; index++) {
+            // dup2 leaves the new descriptor without close-on-exec: it survives the exec.
+            if (dup2(moved[index], 3 + index) < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+        }
+    }
+    // Nothing else of the parent's leaks into the child, whatever its flags (Linux 5.11; older
+    // kernels leave descriptors as they are, as posix_spawn does).
+    syscall(SYS_close_range, 3 + inherited_count, ~0U, MP_CLOSE_RANGE_CLOEXEC);
+    execve(path, argv, envp);
+    stage = mp_spawn_stage_exec;
+failed:;
+    int message[2] = { stage, errno };
+    ssize_t written;
+    do { written = write(report, message, sizeof message); } while (written < 0 && errno == EINTR);
+    _exit(127);
+}
+
+/// Starts `path` with `argv` and `envp` in `directory` (NULL: the parent's), after the child has
+/// written "0" to each of the `cgroup_count` open `cgroup.procs` descriptors, with the
+/// `inherited_count` (at most 64) `inherited` descriptors as its 3, 4, …, and its 0, 1 and 2 as
+/// the parent's. Returns once the child has exec'd, or has failed and been reaped. `try_clone3` 0
+/// goes straight to the fallback (for tests of it).
+///
+/// clone3 with CLONE_PIDFD (Linux 5.3) makes the child and its pidfd at once; where clone3 is
+/// refused (ENOSYS on older kernels, or a seccomp filter that answers ENOSYS or EPERM, as Docker's
+/// did) a plain clone with SIGCHLD (fork's semantics, without glibc's atfork handlers, which the
+/// child does not need) and pidfd_open follow. Either way the child is a copy of the calling thread
+/// alone, which runs only the async-signal-safe steps above.
+static inline void mp_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
+                            const int *cgroup_procs, int cgroup_count,
+                            const int *inherited, int inherited_count, int try_clone3, mp_spawn_result *result) {
+    memset(result, 0, sizeof *result);
+    result->pidfd = -1;
+    int report[2];
+    if (syscall(SYS_pipe2, report, O_CLOEXEC) != 0) {
+        result->stage = mp_spawn_stage_pipe;
+        result->error = errno;
+        return;
+    }
+    int pidfd = -1;
+    struct mp_clone_args args;
+    memset(&args, 0, sizeof args);
+    args.flags = MP_CLONE_PIDFD;
+    args.pidfd = (uint64_t)(uintptr_t)&pidfd;
+    args.exit_signal = SIGCHLD;
+    long pid = -1;
+    errno = ENOSYS;
+    if (try_clone3) pid = syscall(SYS_clone3, &args, sizeof args);
+    if (pid < 0 && (errno == ENOSYS || errno == EPERM)) {
+        pidfd = -1;
+        pid = syscall(SYS_clone, (unsigned long)SIGCHLD, 0UL, 0UL, 0UL, 0UL);
+    } else if (pid >= 0) {
+        result->used_clone3 = 1;
+    }
+    if (pid == 0) {
+        close(report[0]);
+        mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, inherited, inherited_count, report[1]);
+    }
+    int saved = errno;
+    close(report[1]);
+    if (pid < 0) {
+        close(report[0]);
+        result->stage = mp_spawn_stage_fork;
+        result->error = saved;
+        return;
+    }
+    if (pidfd < 0) {
+        pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+        if (pidfd >= 0) fcntl(pidfd, F_SETFD, FD_CLOEXEC);
+    }
+    // The report pipe closes at exec (close-on-exec) or carries the failure.
+    int message[2] = { 0, 0 };
+    ssize_t count;
+    do { count = read(report[0], message, sizeof message); } while (count < 0 && errno == EINTR);
+    close(report[0]);
+    result->pid = (pid_t)pid;
+    result->pidfd = pidfd;
+    if (count == (ssize_t)sizeof message) {
+        result->stage = message[0];
+        result->error = message[1];
+        int status;
+        while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR) {}
+        if (pidfd >= 0) close(pidfd);
+        result->pid = 0;
+        result->pidfd = -1;
+    }
+}
+
+/// How a reaped child ended.
+typedef enum {
+    mp_child_running = 0,
+    mp_child_exited = 1,
+    mp_child_killed = 2,
+    mp_child_dumped = 3,
+} mp_child_outcome;
+
+/// Reaps the child if it has ended (waitid with P_PIDFD when `pidfd` >= 0, else P_PID): returns
+/// its outcome and sets `status` to the exit status or the signal; mp_child_running when it runs
+/// on (only with `block` 0); -errno on failure.
+static inline int mp_reap_child(int pidfd, pid_t pid, int block, int *status) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int options = WEXITED | (block ? 0 : WNOHANG);
+    int result;
+    do {
+        result = pidfd >= 0 ? waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, options)
+                            : waitid(P_PID, (id_t)pid, &info, options);
+    } while (result < 0 && errno == EINTR);
+    if (result < 0) return -errno;
+    if (info.si_pid == 0) return mp_child_running;
+    *status = info.si_status;
+    switch (info.si_code) {
+    case CLD_EXITED: return mp_child_exited;
+    case CLD_DUMPED: return mp_child_dumped;
+    default: return mp_child_killed;
+    }
+}
+
+/// pidfd_send_signal(2) (Linux 5.1): 0 or -errno.
+static inline int mp_pidfd_send_signal(int pidfd, int signal_number) {
+    return syscall(SYS_pidfd_send_signal, pidfd, signal_number, NULL, 0) == 0 ? 0 : -errno;
+}
+
+/// process_mrelease(2) (Linux 5.15): reaps a dying process's memory now; 0 or -errno.
+static inline int mp_process_mrelease(int pidfd) {
+    return syscall(SYS_process_mrelease, pidfd, 0) == 0 ? 0 : -errno;
+}
+
+/// Waits up to `milliseconds` (-1: no limit) for `descriptor` to report `events`; returns poll's
+/// revents, 0 on timeout, or -errno.
+static inline int mp_poll_one(int descriptor, short events, int milliseconds) {
+    struct pollfd entry = { descriptor, events, 0 };
+    int result = poll(&entry, 1, milliseconds);
+    if (result < 0) return -errno;
+    return result == 0 ? 0 : entry.revents;
+}
+#endif
+
+#endif

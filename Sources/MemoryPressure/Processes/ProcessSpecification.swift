@@ -1,0 +1,160 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import SystemPackage
+
+/// What to run as a child process: the executable, its arguments, its environment and its working
+/// directory.
+///
+/// ``validated()`` checks it before anything is started, so a bad specification is one clear error
+/// and leaves no process and no cgroup behind:
+/// - the executable is not empty and holds no NUL; a path with a `/` is taken as it is (relative to
+///   the working directory when it is relative), a bare name is looked up in `PATH` (the
+///   specification's own, else the host's, else `/usr/local/bin:/usr/bin:/bin`);
+/// - the file it names exists, is a regular file and is executable by us;
+/// - arguments and environment entries hold no NUL, and environment names are not empty and hold no `=`;
+/// - the working directory, when given, is an existing directory.
+package struct ProcessSpecification: Hashable, Sendable {
+    /// The program: an absolute path, a path relative to ``workingDirectory``, or a name looked up in `PATH`.
+    package var executable: String
+    /// The arguments after the program's name (`argv[1...]`); `argv[0]` is ``executable`` as given.
+    package var arguments: [String]
+    /// The child's whole environment, or nil to inherit the host's.
+    package var environment: [String: String]?
+    /// The child's working directory, or nil for the host's.
+    package var workingDirectory: FilePath?
+
+    package init(
+        executable: String,
+        arguments: [String] = [],
+        environment: [String: String]? = nil,
+        workingDirectory: FilePath? = nil
+    ) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+    }
+
+    /// A specification that runs `command` with `/bin/sh -c`.
+    package static func shell(_ command: String, environment: [String: String]? = nil) -> ProcessSpecification {
+        ProcessSpecification(executable: "/bin/sh", arguments: ["-c", command], environment: environment)
+    }
+
+    /// The specification checked, with its executable resolved to the file that will run.
+    package func validated() throws(MemoryPressureError) -> ValidatedProcessSpecification {
+        guard !executable.isEmpty else {
+            throw .processExecutableUnusable(executable, "is empty")
+        }
+        guard !executable.utf8.contains(0) else {
+            throw .processExecutableUnusable(executable, "holds a NUL byte")
+        }
+        for (index, argument) in arguments.enumerated() where argument.utf8.contains(0) {
+            throw .processSpecificationInvalid("argument \(index + 1)", "holds a NUL byte; expected text without NUL")
+        }
+        let environment = self.environment
+        if let environment {
+            for (name, value) in environment {
+                if name.isEmpty || name.utf8.contains(UInt8(ascii: "=")) || name.utf8.contains(0) {
+                    throw .processSpecificationInvalid(
+                        "environment name \(name.debugDescription)",
+                        "is not a valid name; expected a non-empty name without = or NUL"
+                    )
+                }
+                if value.utf8.contains(0) {
+                    throw .processSpecificationInvalid("environment value of \(name)", "holds a NUL byte; expected text without NUL")
+                }
+            }
+        }
+        if let workingDirectory {
+            guard Self.kind(of: workingDirectory.string) == .directory else {
+                throw .processSpecificationInvalid(
+                    "working directory \(workingDirectory.string.debugDescription)",
+                    "is not an existing directory; expected an existing directory or none (the host's)"
+                )
+            }
+        }
+        let path = try resolveExecutable()
+        return ValidatedProcessSpecification(specification: self, executablePath: path)
+    }
+
+    /// The file the executable names, checked to be an executable regular file.
+    private func resolveExecutable() throws(MemoryPressureError) -> String {
+        if executable.utf8.contains(UInt8(ascii: "/")) {
+            var path = executable
+            if !executable.hasPrefix("/"), let workingDirectory {
+                path = workingDirectory.appending(executable).string
+            }
+            switch Self.kind(of: path) {
+            case .missing:
+                throw .processExecutableUnusable(executable, executable.hasPrefix("/") ? "does not exist" : "is not found relative to the working directory")
+            case .directory, .other:
+                throw .processExecutableUnusable(executable, "is not a regular file")
+            case .regularFile:
+                guard access(path, X_OK) == 0 else {
+                    throw .processExecutableUnusable(executable, "is not executable", errno: Errno(rawValue: errno))
+                }
+                return path
+            }
+        }
+        let searchPath = environment?["PATH"] ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        var foundButUnusable = false
+        for directory in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
+            let base = directory.isEmpty ? "." : String(directory)
+            let candidate = base.hasSuffix("/") ? base + executable : base + "/" + executable
+            switch Self.kind(of: candidate) {
+            case .regularFile:
+                if access(candidate, X_OK) == 0 { return candidate }
+                foundButUnusable = true
+            case .directory, .other:
+                foundButUnusable = true
+            case .missing:
+                continue
+            }
+        }
+        throw .processExecutableUnusable(
+            executable,
+            foundButUnusable ? "is found in PATH only as a file that is not executable" : "is not found in PATH (\(searchPath))"
+        )
+    }
+
+    private enum Kind { case missing, regularFile, directory, other }
+
+    private static func kind(of path: String) -> Kind {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return .missing }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return .regularFile
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+}
+
+/// A ``ProcessSpecification`` that passed ``ProcessSpecification/validated()``, with the path of
+/// the file that will run.
+package struct ValidatedProcessSpecification: Hashable, Sendable {
+    /// The specification as given.
+    package let specification: ProcessSpecification
+    /// The executable resolved: the path handed to execve.
+    package let executablePath: String
+
+    /// `argv`: the executable as given, then the arguments.
+    var argumentVector: [String] { [specification.executable] + specification.arguments }
+
+    /// `envp`: the specification's environment as `NAME=value`, or the host's when it has none.
+    var environmentVector: [String] {
+        if let environment = specification.environment {
+            return environment.map { "\($0.key)=\($0.value)" }.sorted()
+        }
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            entries.append(String(cString: entry))
+            cursor += 1
+        }
+        return entries
+    }
+}
