@@ -13,7 +13,7 @@ public struct BudgetChange: Hashable, Sendable, CustomStringConvertible {
     public var limitBytes: Int?
     /// Where ``limitBytes`` is set, such as `/sys/fs/cgroup/kubepods/pod1/memory.max`; nil when
     /// there is no limit.
-    package var limitSource: String?
+    public var limitSource: String?
     /// When the change was seen.
     public var time: ContinuousClock.Instant
 
@@ -31,7 +31,7 @@ public struct BudgetChange: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether a budget that does not follow the limit (given in bytes, or from physical memory)
     /// now stands below what its source gives, because the limit fell below it.
-    package var isLoweredToTheLimit: Bool {
+    public var isLoweredToTheLimit: Bool {
         !budget.source.followsControlGroupLimit && limitBytes != nil && budget.totalBytes < previous.totalBytes
     }
 

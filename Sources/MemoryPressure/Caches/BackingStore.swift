@@ -30,9 +30,9 @@ public final class BackingStore: ReleasableStore {
     public typealias Renderer = @Sendable (_ pixels: UnsafeMutableRawBufferPointer) -> Void
 
     /// Pixels per row.
-    package let width: Int
+    public let width: Int
     /// Rows.
-    package let height: Int
+    public let height: Int
     /// Bytes per pixel.
     package let bytesPerPixel: Int
     /// The heap the pixels live in.

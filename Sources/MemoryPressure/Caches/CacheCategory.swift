@@ -79,7 +79,7 @@ public struct CacheCategory: Hashable, Sendable, CustomStringConvertible {
 /// What a cache does on one purge event: keep everything, trim to a fraction, or empty itself.
 public struct PurgeAction: Hashable, Sendable, CustomStringConvertible {
     /// The fraction of the cache's cost and count that survives, from 0 (empty) through 1 (keep).
-    package let retainedFraction: Double
+    public let retainedFraction: Double
 
     private init(retainedFraction: Double) {
         self.retainedFraction = retainedFraction

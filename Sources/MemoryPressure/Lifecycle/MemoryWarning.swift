@@ -21,7 +21,7 @@ public struct WarningDelivery: Hashable, Sendable {
     public var warning: MemoryWarning
     /// The apps the warning was posted to, in order: least important (background, inactive, active)
     /// first, and, among equals, largest first.
-    package var order: [AppIdentifier]
+    public var order: [AppIdentifier]
     /// The apps still running when their turn came (each app's delegate is called once).
     public var appsReached: Int
     /// The delegates called.
