@@ -5,7 +5,7 @@ import Synchronization
 /// Callers bracket every use with ``beginContentAccess()`` and ``endContentAccess()``; the accesses
 /// are counted, and a cache never purges such a value while any access is open. A purge asks the
 /// value to ``discardContentIfPossible()`` and removes it only when ``isContentDiscarded`` is then
-/// true. A conforming type keeps the count and the flag under one lock of its own.
+/// true. ``ContentAccessCount`` does the counting for conforming types.
 public protocol DiscardableContent: AnyObject, Sendable {
     /// Opens an access, so that no purge discards the content until ``endContentAccess()``.
     ///
@@ -22,7 +22,7 @@ public protocol DiscardableContent: AnyObject, Sendable {
 }
 
 /// The access count and discarded flag of a ``DiscardableContent`` value, thread-safe.
-package final class ContentAccessCount: Sendable {
+public final class ContentAccessCount: Sendable {
     private struct State {
         var openAccesses = 0
         var isDiscarded = false
@@ -31,12 +31,12 @@ package final class ContentAccessCount: Sendable {
     private let state = Mutex(State())
 
     /// A count with no access open and the content not discarded.
-    package init() {}
+    public init() {}
 
     /// Opens an access unless the content was discarded.
     ///
     /// - Returns: Whether an access was opened.
-    package func begin() -> Bool {
+    public func begin() -> Bool {
         state.withLock { state in
             guard !state.isDiscarded else { return false }
             state.openAccesses += 1
@@ -45,7 +45,7 @@ package final class ContentAccessCount: Sendable {
     }
 
     /// Closes an access; closing one that was never opened is a programming error.
-    package func end() {
+    public func end() {
         state.withLock { state in
             precondition(state.openAccesses > 0, "endContentAccess() without a matching beginContentAccess()")
             state.openAccesses -= 1
@@ -58,7 +58,7 @@ package final class ContentAccessCount: Sendable {
     ///   the count.
     /// - Returns: Whether the content was discarded by this call.
     @discardableResult
-    package func discardIfPossible(_ discard: () -> Void = {}) -> Bool {
+    public func discardIfPossible(_ discard: () -> Void = {}) -> Bool {
         state.withLock { state in
             guard state.openAccesses == 0, !state.isDiscarded else { return false }
             discard()
@@ -68,8 +68,8 @@ package final class ContentAccessCount: Sendable {
     }
 
     /// Whether the content has been discarded.
-    package var isDiscarded: Bool { state.withLock { $0.isDiscarded } }
+    public var isDiscarded: Bool { state.withLock { $0.isDiscarded } }
 
     /// The number of accesses open now.
-    package var openAccesses: Int { state.withLock { $0.openAccesses } }
+    public var openAccesses: Int { state.withLock { $0.openAccesses } }
 }

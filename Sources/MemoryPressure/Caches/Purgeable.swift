@@ -34,7 +34,7 @@ public struct CachePurgeResult: Hashable, Sendable {
     /// - Parameters:
     ///   - removedCount: The number of entries removed.
     ///   - releasedCost: The sum of their declared costs.
-    package init(removedCount: Int = 0, releasedCost: Int = 0) {
+    public init(removedCount: Int = 0, releasedCost: Int = 0) {
         self.removedCount = removedCount
         self.releasedCost = releasedCost
     }

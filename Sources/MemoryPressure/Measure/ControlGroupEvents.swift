@@ -3,13 +3,13 @@
 /// Codable as an object of counts: `low`, `high`, `max`, `oom` and `oomKill`.
 public struct ControlGroupEvents: Hashable, Sendable, Codable {
     /// Times the cgroup was reclaimed from while under `memory.low`.
-    package var low: Int
+    public var low: Int
     /// Times the cgroup was throttled for exceeding `memory.high`.
-    package var high: Int
+    public var high: Int
     /// Times the cgroup reached `memory.max`.
-    package var max: Int
+    public var max: Int
     /// Times the cgroup ran out of memory.
-    package var oom: Int
+    public var oom: Int
     /// Processes of the cgroup killed by the OOM killer.
     public var oomKill: Int
 

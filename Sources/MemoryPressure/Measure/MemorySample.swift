@@ -26,7 +26,7 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     package var allocatorRefreshDuration: Duration?
     /// The cgroup's `memory.events` counters, where the process has a cgroup v2 with a memory
     /// controller (nil on samples that did not read them).
-    package var cgroupEvents: ControlGroupEvents?
+    public var cgroupEvents: ControlGroupEvents?
     /// Memory pressure stall information, where the kernel offers it.
     public var pressureStall: PressureStall?
     /// How long the pressure monitor took to read this sample: every source it read for it, a cheap

@@ -28,7 +28,7 @@ public struct PurgeLatencyStatistics: Hashable, Sendable, Encodable {
     ///
     /// - Parameter fraction: 0 (the least) to 1 (the largest); 0.5 is the median.
     /// - Returns: The latency, or nil when none is recorded.
-    package func percentile(_ fraction: Double) -> Duration? {
+    public func percentile(_ fraction: Double) -> Duration? {
         guard !latencies.isEmpty else { return nil }
         let rank = Int((fraction * Double(latencies.count)).rounded(.up)) - 1
         return Self.select(Swift.min(Swift.max(rank, 0), latencies.count - 1), in: Array(latencies))
