@@ -54,7 +54,7 @@ let package = Package(
         suite("Sampling", [testKit]),
         // PurgeableCache against Foundation's NSCache (Foundation is used here only).
         suite("Caches"),
-        suite("WarningFanOut", [testKit]),
+        suite("WarningFanOut"),
         suite("Footprint", [testKit]),
         suite("PurgeLatency", [testKit]),
         suite("Termination", [testKit]),

@@ -18,6 +18,10 @@ let residentLeftPerApp = BenchmarkMetric.custom(
 )
 let warningTime = BenchmarkMetric.custom("warning to every app (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let peakThreads = BenchmarkMetric.custom("threads at peak", polarity: .prefersSmaller, useScalingFactor: false)
+let systemDelivery = BenchmarkMetric.custom("system's warning delivery (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+let sampleToRecord = BenchmarkMetric.custom(
+    "footprint raised to delivery recorded (ns)", polarity: .prefersSmaller, useScalingFactor: false
+)
 let perTermination = BenchmarkMetric.custom("per termination (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let middleToFirstTenth = BenchmarkMetric.custom("middle tenth to first (%)", polarity: .prefersSmaller, useScalingFactor: false)
 let lastToFirstTenth = BenchmarkMetric.custom("last tenth to first (%)", polarity: .prefersSmaller, useScalingFactor: false)
@@ -76,6 +80,23 @@ let benchmarks: @Sendable () -> Void = {
             let figures = try await LeftBehindFigures.measure(count)
             benchmark.measurement(residentLeftPerApp, figures.residentLeftPerApp)
             benchmark.measurement(appsTerminated, figures.terminated)
+        }
+
+        // One memory warning to every app through the running system, as a service gets it (issue
+        // 26): the system's own delivery time, from the raised footprint to the recorded delivery,
+        // and the threads at peak.
+        Benchmark(
+            "Scale-warning-through-the-system:\(count)",
+            configuration: RunMode.current.configuration(
+                timed: [systemDelivery, sampleToRecord, peakThreads], counted: [appsReached],
+                maxDuration: .seconds(60), maxIterations: count >= 100_000 ? 2 : 7
+            )
+        ) { benchmark in
+            let figures = try await SystemWarningFigures.measure(count)
+            benchmark.measurement(systemDelivery, figures.deliveryNanoseconds)
+            benchmark.measurement(sampleToRecord, figures.sampleToRecordNanoseconds)
+            benchmark.measurement(peakThreads, figures.peakThreads)
+            benchmark.measurement(appsReached, figures.reached)
         }
 
         // Every app suspended with 1 MiB resident in its heap; the ladder, at critical pressure

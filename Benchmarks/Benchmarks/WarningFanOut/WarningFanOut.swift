@@ -66,26 +66,4 @@ let benchmarks: @Sendable () -> Void = {
 
     fanOut("Fan-out-100-apps-x-10-controllers-x-10-observers", apps: 100, controllers: 10, observers: 10)
     fanOut("Fan-out-10000-observers-one-app", apps: 1, controllers: 1, observers: 10_000)
-
-    // A warning to every app through the running system, as a service gets it (issue 26).
-    for count in [1_000, 10_000] {
-        Benchmark(
-            "Fan-out-through-the-system:\(count)",
-            configuration: RunMode.current.configuration(
-                timed: [systemDelivery, sampleToRecord, peakThreads], counted: [appsReached],
-                maxDuration: .seconds(60), maxIterations: 7
-            )
-        ) { benchmark in
-            let figures = try await SystemWarningFigures.measure(count)
-            benchmark.measurement(systemDelivery, figures.deliveryNanoseconds)
-            benchmark.measurement(sampleToRecord, figures.sampleToRecordNanoseconds)
-            benchmark.measurement(peakThreads, figures.peakThreads)
-            benchmark.measurement(appsReached, figures.reached)
-        }
-    }
 }
-
-let systemDelivery = BenchmarkMetric.custom("system's warning delivery (ns)", polarity: .prefersSmaller, useScalingFactor: false)
-let sampleToRecord = BenchmarkMetric.custom("footprint raised to delivery recorded (ns)", polarity: .prefersSmaller, useScalingFactor: false)
-let peakThreads = BenchmarkMetric.custom("threads at peak", polarity: .prefersSmaller, useScalingFactor: false)
-let appsReached = BenchmarkMetric.custom("apps reached", polarity: .prefersLarger, useScalingFactor: false)

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// An app's notification observers, and its queue of coalesced notifications while it is suspended.
-final class NotificationRegistry: Sendable {
+final class NotificationRegistry: ObserverRegistry {
     /// What happens to a notification posted now.
     enum Mode {
         /// The app runs code: deliver on its run loop.
@@ -14,7 +14,7 @@ final class NotificationRegistry: Sendable {
 
     private struct Observer {
         /// The observer's place: keys only grow, so the observers are sorted by key.
-        let key: Int
+        let key: UInt64
         /// Held here so that the observer stays registered when its adder lets go of the token, as
         /// with `NotificationCenter`; removal or termination drops it.
         let token: ObservationToken
@@ -32,7 +32,7 @@ final class NotificationRegistry: Sendable {
         /// a suspension queues them, and their delivery then does nothing.
         var inFlight: [Int: AppNotification] = [:]
         var nextPost = 0
-        var nextKey = 0
+        var nextKey: UInt64 = 0
 
         /// Queues `notification`, coalesced with one of its name already queued.
         mutating func queue(_ notification: AppNotification) {
@@ -45,7 +45,7 @@ final class NotificationRegistry: Sendable {
 
         /// Where the observer with `key` sits, found by binary search (keys only grow), so a
         /// delivery to n observers checks each one's registration in O(log n).
-        func index(of key: Int) -> Int? {
+        func index(of key: UInt64) -> Int? {
             var low = 0
             var high = observers.count
             while low < high {
@@ -66,14 +66,14 @@ final class NotificationRegistry: Sendable {
         state.withLock { state in
             let key = state.nextKey
             state.nextKey += 1
-            let token = ObservationToken { [weak self] in self?.remove(key) }
+            let token = ObservationToken(removingFrom: self, key: key)
             state.observers.append(Observer(key: key, token: token, name: name, handler: handler, onRemove: onRemove))
             return token
         }
     }
 
     /// Removes the observer with `key` (its token was cancelled), then calls its `onRemove`.
-    private func remove(_ key: Int) {
+    func removeObserver(_ key: UInt64) {
         let removed = state.withLock { state -> Observer? in
             guard let index = state.index(of: key) else { return nil }
             return state.observers.remove(at: index)

@@ -15,7 +15,7 @@ import Synchronization
 /// must return quickly and must not wait for the emitter. A stream buffers for its own task, and a reader that falls behind loses the
 /// oldest events beyond its buffer limit. Observing lasts as long as its ``ObservationToken``:
 /// cancel the token, or let it go.
-public final class EventSource<Event: Sendable>: Sendable {
+public final class EventSource<Event: Sendable>: ObserverRegistry {
     private struct State {
         /// In the order they began observing: the system's own bookkeeping, which observes first,
         /// hears each event before any user's observer. Arrays, so that an emit takes its snapshot
@@ -47,9 +47,7 @@ public final class EventSource<Event: Sendable>: Sendable {
             state.observers.append((identifier, observer))
             return identifier
         }
-        return ObservationToken { [weak self] in
-            self?.state.withLock { $0.observers.removeAll { $0.identifier == identifier } }
-        }
+        return ObservationToken(removingFrom: self, key: identifier)
     }
 
     /// The events from now on, as an `AsyncStream`, until the source finishes its streams (a
@@ -79,6 +77,10 @@ public final class EventSource<Event: Sendable>: Sendable {
         for observer in observers { observer.observer(event) }
     }
 
+    func removeObserver(_ key: UInt64) {
+        state.withLock { $0.observers.removeAll { $0.identifier == key } }
+    }
+
     /// Ends every stream handed out so far; observers stay.
     func finishStreams() {
         let streams = state.withLock { state in
@@ -96,19 +98,31 @@ public final class EventSource<Event: Sendable>: Sendable {
 /// center keeps its own reference, as `NotificationCenter` does: its observer stays until the token
 /// is cancelled (or passed to ``AppNotificationCenter/removeObserver(_:)``) or the app is terminated.
 public final class ObservationToken: Sendable {
-    private let onCancel: Mutex<(@Sendable () -> Void)?>
+    /// Where the observer is registered; gone with it.
+    private weak let owner: (any ObserverRegistry)?
+    /// The observer's key there.
+    private let key: UInt64
+    private let isCancelled = Atomic<Bool>(false)
 
-    init(onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Mutex(onCancel)
+    init(removingFrom owner: any ObserverRegistry, key: UInt64) {
+        self.owner = owner
+        self.key = key
     }
 
     /// Ends the observation; the observer is not called again once this returns, except by an emit
     /// already under way on another thread. Cancelling twice does nothing.
     public func cancel() {
-        onCancel.withLock { $0.take() }?()
+        guard !isCancelled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        owner?.removeObserver(key)
     }
 
     deinit {
         cancel()
     }
+}
+
+/// Where an ``ObservationToken``'s observer is registered: what its cancellation removes it from.
+protocol ObserverRegistry: AnyObject, Sendable {
+    /// Removes the observer registered under `key`; nothing when it is gone already.
+    func removeObserver(_ key: UInt64)
 }

@@ -3,6 +3,13 @@ import BenchmarkSupport
 import MemoryPressure
 import MemoryPressureTestKit
 
+/// An app whose launch gives it one view controller.
+struct ControllerDelegate: AppDelegate {
+    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        app.rootViewController = ViewController()
+    }
+}
+
 /// A memory warning as a service gets it: `count` apps registered with a ``MemorySystem`` and
 /// launched (active, one view controller each), the system running, and the footprint its sample
 /// source reports raised above the warning threshold. Measured through the public API alone: the
@@ -20,9 +27,7 @@ struct SystemWarningFigures {
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)
         for index in 0..<count {
-            let app = try system.register(try AppIdentifier("app\(index)")) {
-                FanOutDelegate(controllers: 1, observers: 0)
-            }
+            let app = try system.register(try AppIdentifier("app\(index)")) { ControllerDelegate() }
             try await app.launch()
         }
         let deliveries = system.events.stream(bufferLimit: 64)
