@@ -42,8 +42,15 @@ final class ReclamationJournal: Sendable {
     let events = EventSource<MemorySystemEvent>()
     private let records = Mutex(Records())
 
-    var terminations: [TerminationRecord] { records.withLock { Array($0.terminations) } }
-    var runs: [LadderRun] { records.withLock { Array($0.runs) } }
+    var terminations: [TerminationRecord] { records.withLock { Self.array($0.terminations) } }
+    var runs: [LadderRun] { records.withLock { Self.array($0.runs) } }
+
+    /// The ring's elements, oldest first. An empty ring gives `[]` without a copy: copying an empty
+    /// `Deque` into an array writes the count of the process's shared empty-array storage, a write
+    /// that ThreadSanitizer reports against every concurrent reader of any empty array.
+    private static func array<Element>(_ ring: Deque<Element>) -> [Element] {
+        ring.isEmpty ? [] : Array(ring)
+    }
     var latency: PurgeLatencyStatistics { records.withLock { $0.latency } }
 
     func purged(_ report: PurgeReport, step: ReclamationStep) {
