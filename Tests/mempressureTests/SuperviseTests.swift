@@ -1,0 +1,445 @@
+import Foundation
+import MemoryPressure
+@testable import mempressure
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `mempressure supervise`: its file, its console, and the tool run as a user runs it.
+struct SuperviseTests {
+    /// A machine of 8 GiB in a cgroup of 2 GiB.
+    static let limits = MemoryLimits(physicalBytes: 8 << 30, controlGroupMaximum: 2 << 30)
+
+    static func parse(_ text: String) throws(SuperviseConfiguration.Problem) -> SuperviseConfiguration {
+        try SuperviseConfiguration.parse(Array(text.utf8), source: "--config \"test.json\"", limits: limits, hostEnvironment: ["HOME": "/root", "LANG": "C"])
+    }
+
+    // MARK: The file
+
+    @Test func aFullFileIsReadWithItsDefaults() throws {
+        let configuration = try Self.parse("""
+            {
+              "budget": "768MiB",
+              "apps": [
+                { "name": "editor", "command": ["sleep", "30"], "start": "foreground", "importance": "foreground" },
+                { "name": "indexer", "command": ["sleep", "31"], "start": "background", "inBackground": "run",
+                  "importance": "service", "channel": "systemd", "env": { "LANG": "C.UTF-8", "X": "1" }, "cwd": "/tmp" },
+                { "name": "thumbs", "command": "sleep 32", "channel": "none",
+                  "limits": { "soft": "256MiB", "hard": "512MiB", "background": { "hard": 400000000 } } },
+                { "name": "plain", "command": ["sleep", "33"] }
+              ]
+            }
+            """)
+        #expect(configuration.budget.totalBytes == 768 << 20)
+        #expect(configuration.apps.map(\.identifier.rawValue) == ["editor", "indexer", "thumbs", "plain"])
+        #expect(configuration.apps.map(\.start) == [.foreground, .background, .background, .background])
+        #expect(configuration.apps.map(\.configuration.importance) == [.foreground, .service, .service, .service])
+        #expect(configuration.apps.map(\.options.inBackground) == [.suspend, .run, .suspend, .suspend])
+        #expect(configuration.apps.map(\.options.channel) == [.none, .systemd, .none, .none])
+        #expect(configuration.apps.map(\.field) == ["apps[0]", "apps[1]", "apps[2]", "apps[3]"])
+
+        let editor = configuration.apps[0].process
+        #expect(editor.executable == "sleep" && editor.arguments == ["30"] && editor.environment == nil && editor.workingDirectory == nil)
+        let indexer = configuration.apps[1].process
+        #expect(indexer.environment == ["HOME": "/root", "LANG": "C.UTF-8", "X": "1"], "env is added to the supervisor's environment")
+        #expect(indexer.workingDirectory == "/tmp")
+        #expect(configuration.apps[2].process == .shell("sleep 32"))
+
+        let limits = configuration.apps[2].limits
+        #expect(limits.foreground.softBytes == 256 << 20 && limits.foreground.hardBytes == 512 << 20)
+        #expect(limits.background.softBytes == 256 << 20 && limits.background.hardBytes == 400_000_000)
+        #expect(configuration.apps[3].limits == .none)
+    }
+
+    @Test func theBudgetIsAutomaticUnlessGiven() throws {
+        let automatic = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
+        let resolved = try MemoryBudget.resolve(.automatic(), limits: Self.limits)
+        #expect(automatic.budget == resolved)
+        #expect(automatic.budget.totalBytes == Int(Double(2 << 30) * 0.9))
+        let auto = try Self.parse(#"{ "budget": "auto", "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
+        #expect(auto.budget == automatic.budget)
+    }
+
+    @Test(arguments: [("signal:USR1", SIGUSR1), ("signal:SIGUSR1", SIGUSR1), ("signal:usr2", SIGUSR2), ("signal:10", 10), ("signal:34", 34)])
+    func aSignalChannelIsNamedOrNumbered(_ channel: String, _ number: Int32) throws {
+        let configuration = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep"], "channel": "\#(channel)" }] }"#)
+        #expect(configuration.apps[0].options.channel == .signal(number))
+    }
+
+    /// Each bad file is one line naming the key, the app where there is one, and what is accepted.
+    @Test(arguments: [
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "colour": "red" }] }"#,
+         "apps[0].colour is not a known key; expected one of name, command, start, inBackground, importance, channel, limits, env, cwd"),
+        (#"{ "budget": "auto", "apps": [], "extra": 1 }"#, "extra is not a known key; expected one of budget, apps"),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"] }, { "name": "a", "command": ["sleep"] }] }"#,
+         #"apps[1].name (app "a") is given twice (also at apps[0]); expected a name of its own for each app"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "start": "foreground" }, { "name": "b", "command": ["sleep"], "start": "foreground" }] }"#,
+         #"apps[1].start (app "b") "foreground" is given to a second app ("a" at apps[0] starts in the foreground); expected at most one app"#),
+        (#"{ "apps": [{ "name": "a", "command": [] }] }"#, #"apps[0].command (app "a") is empty; expected an array of the program and its arguments"#),
+        (#"{ "apps": [{ "name": "a", "command": "  " }] }"#, #"apps[0].command (app "a") is empty"#),
+        (#"{ "apps": [{ "name": "a", "command": [""] }] }"#, #"apps[0].command[0] (app "a") is empty; expected the program first"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", 3] }] }"#, #"apps[0].command[1] (app "a") is the number 3; expected each element a string"#),
+        (#"{ "apps": [{ "name": "a" }] }"#, #"apps[0].command (app "a") is missing"#),
+        (#"{ "apps": [{ "command": ["sleep"] }] }"#, "apps[0].name is missing; expected a name of 1 to 255 bytes without whitespace"),
+        (#"{ "apps": [{ "name": "a b", "command": ["sleep"] }] }"#, #"apps[0].name "a b" holds whitespace"#),
+        (#"{ "apps": [{ "name": "a/b", "command": ["sleep"] }] }"#, #"apps[0].name app identifier "a/b" contains a path separator"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "hard": "12XB" } }] }"#,
+         #"apps[0].limits.hard (app "a") size "12XB" is not valid; expected a whole number of bytes"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "soft": "-1MiB" } }] }"#,
+         #"apps[0].limits.soft (app "a") -1 MiB is not positive; expected a positive size"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "soft": "1GiB", "hard": "512MiB" } }] }"#,
+         #"apps[0].limits (app "a") per-app soft limit of 1073741824 bytes is not below the hard limit of 536870912 bytes"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "background": { "max": "1GiB" } } }] }"#,
+         #"apps[0].limits.background.max (app "a") is not a known key; expected one of soft, hard"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "inBackground": "freeze" }] }"#,
+         #"apps[0].inBackground (app "a") "freeze" is not a background mode; expected one of suspend, run"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "start": "later" }] }"#,
+         #"apps[0].start (app "a") "later" is not a start; expected one of foreground, background"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "importance": "high" }] }"#,
+         #"apps[0].importance (app "a") "high" is not an importance; expected one of cached, service, perceptible, foreground"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "channel": "dbus" }] }"#,
+         #"apps[0].channel (app "a") "dbus" is not a channel; expected none, client, systemd or signal:NAME"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "channel": "signal:FOO" }] }"#,
+         #"apps[0].channel (app "a") "FOO" is not a signal; expected a signal's name such as USR1 or SIGUSR1"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "channel": "signal:KILL" }] }"#,
+         #"apps[0].channel (app "a") "signal:KILL" (signal 9) cannot carry memory warnings; expected a signal from 1 to 64 other than KILL, STOP and CONT"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "env": { "X": 1 } }] }"#, #"apps[0].env.X (app "a") is the number 1; expected a string"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "env": ["X=1"] }] }"#, #"apps[0].env (app "a") is an array; expected an object of variables"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "cwd": 7 }] }"#, #"apps[0].cwd (app "a") is the number 7; expected the path of a directory"#),
+        (#"{ "budget": "3GiB", "apps": [{ "name": "a", "command": ["sleep"] }] }"#,
+         "budget memory budget of 3 GiB (3221225472 bytes) exceeds the cgroup's memory.max of 2 GiB (2147483648 bytes); expected between 1 byte and 2147483648 bytes"),
+        (#"{ "budget": "lots", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"budget memory budget: size "lots" is not valid"#),
+        (#"{ "budget": true, "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"budget is true; expected "auto" or a size such as "768MiB""#),
+        (#"{ "apps": [] }"#, "apps is empty; expected an array of at least one app"),
+        (#"{ "budget": "1GiB" }"#, "apps is missing; expected an array of apps"),
+        (#"{ "apps": { "a": {} } }"#, "apps is an object; expected an array of at least one app"),
+        (#"[1]"#, #"is an array; expected a JSON object with "apps" and optionally "budget""#),
+        (#"{ "apps": [ "#, "is not valid JSON"),
+        ("  \n", "is empty"),
+    ])
+    func aBadFileIsOneLineNamingTheProblem(_ text: String, _ expected: String) {
+        #expect {
+            _ = try Self.parse(text)
+        } throws: { error in
+            let message = "\(error)"
+            let matches = message.hasPrefix("--config \"test.json\": " + expected) && !message.contains("\n")
+            if !matches { Issue.record("message was: \(message)") }
+            return matches
+        }
+    }
+
+    // MARK: The console
+
+    @Test func commandsAreParsedAndBadLinesNamed() throws {
+        #expect(try SuperviseConsole.parse("foreground editor") == .foreground("editor"))
+        #expect(try SuperviseConsole.parse("  background   indexer \t") == .background("indexer"))
+        #expect(try SuperviseConsole.parse("status") == .status)
+        #expect(try SuperviseConsole.parse("quit") == .quit)
+        #expect(try SuperviseConsole.parse("") == nil)
+        #expect(try SuperviseConsole.parse("   ") == nil)
+        #expect(try SuperviseConsole.parse("# a comment") == nil)
+        for (line, expected) in [
+            ("fg editor", #""fg" is not a command; expected foreground NAME, background NAME, status or quit"#),
+            ("foreground", "foreground needs an app's name; expected foreground NAME"),
+            ("background a b", "background takes one app's name, not 2 words; expected background NAME"),
+            ("status now", "status takes no arguments; expected status alone"),
+            ("Quit", #""Quit" is not a command"#),
+        ] {
+            #expect {
+                _ = try SuperviseConsole.parse(line)
+            } throws: { error in
+                "\(error)".hasPrefix(expected)
+            }
+        }
+    }
+
+    @Test func linesAreSplitAcrossReadsAndOverlongOnesSkipped() {
+        var splitter = SuperviseConsole.LineSplitter()
+        #expect(splitter.append(Array("sta".utf8)) == [])
+        #expect(splitter.append(Array("tus\r\nquit\n\nfore".utf8)) == [.line("status"), .line("quit"), .line("")])
+        #expect(splitter.append(Array(repeating: UInt8(ascii: "x"), count: SuperviseConsole.longestLine + 10)) == [])
+        #expect(splitter.append(Array("\nstatus\nbackground a".utf8)) == [.tooLong, .line("status")])
+        #expect(splitter.finish() == [.line("background a")])
+        #expect(splitter.finish() == [])
+    }
+
+    @Test func statusLinesHaveSixWords() {
+        let status = ProcessAppStatus(pid: 4242, footprintBytes: 12 << 20, isFrozen: false, freezeMechanism: .stopSignal, controlGroups: [])
+        #expect(SuperviseConsole.statusLine(name: "editor", state: .active, process: status) == "editor active 12.0 MiB pid 4242")
+        #expect(SuperviseConsole.statusLine(name: "thumbs", state: .notRunning, process: nil) == "thumbs notRunning 0.0 MiB pid -")
+    }
+
+    // MARK: The tool
+
+    /// A bad file, or a command that cannot run (refused as the app is registered), is exit
+    /// status 2 and one line on standard error, with nothing on standard output and no process left.
+    @Test(arguments: [
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "colour": 1 }] }"#, "apps[0].colour is not a known key; expected one of name, command,"),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"] }, { "name": "a", "command": ["sleep", "30"] }] }"#, #"apps[1].name (app "a") is given twice"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" }, { "name": "b", "command": ["sleep", "30"], "start": "foreground" }] }"#,
+         #"apps[1].start (app "b") "foreground" is given to a second app"#),
+        (#"{ "apps": [{ "name": "a", "command": [] }] }"#, #"apps[0].command (app "a") is empty"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "hard": "big" } }] }"#, #"apps[0].limits.hard (app "a") size "big" is not valid"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "channel": "signal:NOPE" }] }"#, #"apps[0].channel (app "a") "NOPE" is not a signal"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "importance": "vip" }] }"#, #"apps[0].importance (app "a") "vip" is not an importance; expected one of cached, service, perceptible, foreground"#),
+        (#"{ "budget": "1000000TiB", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, "budget memory budget of 1000000 TiB"),
+        (#"{ "apps": [{ "name": "a", "command": ["mempressure-no-such-program"] }] }"#,
+         #"apps[0] (app "a") process specification: executable "mempressure-no-such-program" is not found in PATH"#),
+        (#"{ "apps": [{ "name": "a", "command": ["./not-executable"] }] }"#,
+         #"apps[0] (app "a") process specification: executable "./not-executable" is not executable"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "cwd": "/nonexistent-directory" }] }"#,
+         #"apps[0] (app "a") process specification: working directory "/nonexistent-directory" is not an existing directory"#),
+    ])
+    func aBadFileExitsWithStatusTwoInOneLine(_ text: String, _ expected: String) throws {
+        let directory = try SuperviseTool.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data(text.utf8).write(to: URL(filePath: "\(directory)/apps.json"))
+        try Data("not a program\n".utf8).write(to: URL(filePath: "\(directory)/not-executable"))
+        let run = try SuperviseTool.run(["supervise", "--config", "apps.json"], in: directory)
+        #expect(run.status == 2)
+        #expect(run.standardError.hasPrefix("mempressure: --config \"apps.json\": " + expected), "stderr: \(run.standardError)")
+        #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty)
+    }
+
+    @Test func aFileThatCannotBeReadExitsWithStatusTwo() throws {
+        let missing = try SuperviseTool.run(["supervise", "--config", "/nonexistent/apps.json"])
+        #expect(missing.status == 2)
+        #expect(missing.standardError == "mempressure: --config \"/nonexistent/apps.json\": cannot be read (No such file or directory); expected a readable JSON file\n")
+        let directory = try SuperviseTool.run(["supervise", "--config", "/tmp"])
+        #expect(directory.status == 2)
+        #expect(directory.standardError == "mempressure: --config \"/tmp\": is a directory; expected a regular JSON file\n")
+    }
+
+    /// Two `sleep 30` apps: `status` shows the foreground one active and the other in the
+    /// background, each with its pid; `quit` terminates both and exits 0, leaving no process.
+    @Test(.timeLimit(.minutes(1)))
+    func statusThenQuitShowsBothAppsAndLeavesNoProcess() throws {
+        let supervisor = try SuperviseTool.Supervisor(apps: """
+            { "apps": [
+                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
+                { "name": "sleeper", "command": ["sleep", "30"] }
+            ] }
+            """)
+        defer { supervisor.stop() }
+        try supervisor.send("status\n")
+        let lines = try supervisor.readLines(2)
+        let pids = try Self.checkStatus(lines)
+        try supervisor.send("quit\n")
+        let status = supervisor.waitForExit()
+        let standardError = supervisor.standardError
+        #expect(status == 0, "stderr: \(standardError)")
+        #expect(supervisor.standardOutput == lines.map { $0 + "\n" }.joined(), "only the status lines are on standard output")
+        Self.checkGone(pids)
+        #expect(standardError.contains("app editor terminated from active for explicit"), "stderr: \(standardError)")
+        #expect(
+            standardError.contains("app sleeper terminated from suspended for explicit") || standardError.contains("app sleeper terminated from background for explicit"),
+            "stderr: \(standardError)"
+        )
+    }
+
+    /// The end of standard input does not stop the supervisor; SIGTERM does, as `quit` does, and a
+    /// second SIGTERM (as `timeout` sends) does not cut the shutdown short.
+    @Test(.timeLimit(.minutes(1)))
+    func theEndOfInputGoesOnAndSIGTERMShutsDownOnce() throws {
+        let supervisor = try SuperviseTool.Supervisor(apps: """
+            { "apps": [
+                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
+                { "name": "sleeper", "command": ["sleep", "30"], "inBackground": "run" }
+            ] }
+            """)
+        defer { supervisor.stop() }
+        try supervisor.send("background editor\nforeground sleeper\nstatus\n")
+        let lines = try supervisor.readLines(2)
+        #expect(lines.first?.hasPrefix("editor suspended ") == true || lines.first?.hasPrefix("editor background ") == true, "\(lines)")
+        #expect(lines.last?.hasPrefix("sleeper active ") == true, "\(lines)")
+        let pids = try Self.checkStatus(lines)
+        try supervisor.closeInput()
+        Thread.sleep(forTimeInterval: 1)
+        #expect(supervisor.isRunning, "the end of standard input does not quit")
+        #expect(kill(supervisor.pid, SIGTERM) == 0 && kill(supervisor.pid, SIGTERM) == 0)
+        #expect(supervisor.waitForExit() == 0, "stderr: \(supervisor.standardError)")
+        Self.checkGone(pids)
+    }
+
+    /// Checks that no process of `pids` is left (not even a zombie: the supervisor reaps them).
+    private static func checkGone(_ pids: [Int32]) {
+        for pid in pids {
+            let result = kill(pid, 0)
+            let error = errno
+            #expect(result == -1 && error == ESRCH, "process \(pid) is gone")
+        }
+    }
+
+    /// Checks that `lines` are `editor …` and `sleeper …` status lines, and returns their pids.
+    private static func checkStatus(_ lines: [String]) throws -> [Int32] {
+        try #require(lines.count == 2, "\(lines)")
+        var pids: [Int32] = []
+        for (line, name) in zip(lines, ["editor", "sleeper"]) {
+            let words = line.split(separator: " ")
+            try #require(words.count == 6, "six words: \(line)")
+            #expect(words[0] == name[...])
+            #expect(["active", "inactive", "background", "suspended"].contains(String(words[1])), "\(line)")
+            #expect(Double(words[2]) != nil && words[3] == "MiB" && words[4] == "pid", "\(line)")
+            let pid = try #require(Int32(words[5]), "\(line)")
+            pids.append(pid)
+        }
+        if lines[0].hasPrefix("editor active") {
+            #expect(lines[1].hasPrefix("sleeper suspended ") || lines[1].hasPrefix("sleeper background "), "\(lines)")
+        }
+        return pids
+    }
+}
+
+/// The `mempressure` executable built beside these tests, run as a user runs it.
+enum SuperviseTool {
+    struct Run {
+        var status: Int32
+        var standardOutput: String
+        var standardError: String
+    }
+
+    /// Runs the tool with `arguments` in `directory`, standard input `/dev/null`, and waits for it.
+    static func run(_ arguments: [String], in directory: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        process.currentDirectoryURL = directory.map { URL(filePath: $0) }
+        process.standardInput = FileHandle.nullDevice
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let errorText = Reader(error.fileHandleForReading)
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self), standardError: errorText.wait())
+    }
+
+    /// `mempressure` in the build directory these tests run from.
+    static func executable() throws -> URL {
+        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        var directory = testBinary.deletingLastPathComponent()
+        while directory.path != "/" {
+            let candidate = directory.appending(path: "mempressure")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw NotBuilt(testBinary: testBinary.path)
+    }
+
+    struct NotBuilt: Error, CustomStringConvertible {
+        let testBinary: String
+        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
+    }
+
+    /// A new, empty directory; the caller removes it.
+    static func temporaryDirectory() throws -> String {
+        var template = Array("\(FileManager.default.temporaryDirectory.path)/mempressure-supervise-XXXXXX".utf8CString)
+        return String(cString: try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }))
+    }
+
+    /// A pipe read to its end on a thread of its own.
+    final class Reader: Sendable {
+        private let text = Mutex("")
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ handle: FileHandle) {
+            Thread.detachNewThread { [self] in
+                while true {
+                    let data = handle.availableData
+                    if data.isEmpty { break }
+                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+                }
+                done.signal()
+            }
+        }
+
+        /// What has been read so far.
+        var current: String { text.withLock { $0 } }
+
+        /// Everything, once the pipe has ended.
+        func wait() -> String {
+            done.wait()
+            done.signal()
+            return current
+        }
+    }
+
+    /// `mempressure supervise` running on a file of `apps`, its standard input a pipe.
+    final class Supervisor {
+        let process = Process()
+        private let input = Pipe()
+        private let output: Reader
+        private let error: Reader
+        private let directory: String
+
+        init(apps: String) throws {
+            directory = try temporaryDirectory()
+            try Data(apps.utf8).write(to: URL(filePath: "\(directory)/apps.json"))
+            process.executableURL = try executable()
+            process.arguments = ["supervise", "--config", "\(directory)/apps.json"]
+            let outputPipe = Pipe()
+            let errorPipe = Pipe()
+            process.standardInput = input
+            process.standardOutput = outputPipe
+            process.standardError = errorPipe
+            try process.run()
+            output = Reader(outputPipe.fileHandleForReading)
+            error = Reader(errorPipe.fileHandleForReading)
+        }
+
+        var pid: Int32 { process.processIdentifier }
+        var isRunning: Bool { process.isRunning }
+        var standardOutput: String { output.wait() }
+        var standardError: String { error.wait() }
+
+        func send(_ text: String) throws {
+            try input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
+        }
+
+        func closeInput() throws {
+            try input.fileHandleForWriting.close()
+        }
+
+        /// The first `count` lines of standard output, within 20 s.
+        func readLines(_ count: Int) throws -> [String] {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let lines = output.current.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+                if lines.count >= count { return Array(lines.prefix(count)) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            Issue.record("no \(count) lines within 20 s; stdout: \(output.current.debugDescription), stderr: \(error.current)")
+            throw TimedOut()
+        }
+
+        struct TimedOut: Error {}
+
+        /// Its exit status, within 20 s (then SIGKILL).
+        func waitForExit() -> Int32 {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while process.isRunning, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if process.isRunning {
+                Issue.record("the supervisor did not exit within 20 s")
+                kill(pid, SIGKILL)
+            }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        /// Ends the supervisor if a test left it running, and removes its directory.
+        func stop() {
+            if process.isRunning {
+                kill(pid, SIGTERM)
+                _ = waitForExit()
+            }
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+}
