@@ -33,10 +33,11 @@ import SystemPackage
 /// 2. at the warning level, the caches and stores of suspended and background apps are purged,
 ///    freed pages are returned to the operating system, and every running app is sent a memory
 ///    warning (delegate, view controllers, observers);
-/// 3. at the critical level, every app's caches and stores are purged, then suspended apps are
-///    terminated, largest footprint first, one at a time, re-measuring after each, until the
-///    footprint is under the target; then background apps, largest first, with `willTerminate`.
-///    The active app is never terminated for system pressure.
+/// 3. at the critical level, every app's caches and stores are purged, then apps are terminated
+///    one at a time, re-measuring after each, until the footprint is under the target: the least
+///    important band (``AppConfiguration/importance``) first; within a band, suspended apps before
+///    background apps (which get `willTerminate`), largest footprint first within each. The active
+///    app is never terminated for system pressure, whatever its band.
 ///
 /// Per-app limits (``AppMemoryLimits``) are checked on every sample. Every termination, whatever
 /// its reason, is recorded (``terminations``) once the app's run loop has let go of its memory.

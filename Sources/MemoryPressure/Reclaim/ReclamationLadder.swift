@@ -194,8 +194,12 @@ struct ReclamationLadder {
         }
         var footprint = monitor.measure()
         if level == .critical {
-            for state in [AppState.suspended, .background] {
-                footprint = await terminate(state, while: footprint, into: &run)
+            // The least important band first; within a band, suspended apps before background ones.
+            // With every app in one band this is the suspended step, then the background step.
+            for band in AppImportance.allCases {
+                for state in [AppState.suspended, .background] {
+                    footprint = await terminate(state, in: band, while: footprint, into: &run)
+                }
             }
         }
         run.endTime = .now
@@ -280,22 +284,38 @@ struct ReclamationLadder {
         run.steps.append(.init(step: .warning, duration: .now - start, releasedBytes: 0, terminated: []))
     }
 
-    /// Terminates apps in `state`, largest first, one at a time, re-measuring after each, until the
-    /// footprint is under target or none is left. Returns the last measurement.
+    /// Terminates the apps of importance `band` in `state`, largest first, one at a time,
+    /// re-measuring after each, until the footprint is under target or none is left. Returns the
+    /// last measurement.
     ///
-    /// The candidates are ranked once per step, not once per victim: a suspended app's footprint
+    /// `climb` calls it for each band from the least important, and in each for suspended apps, then
+    /// background ones. A call that terminates something appends one step to `run`
+    /// (``ReclamationStep/terminateSuspended`` or ``ReclamationStep/terminateBackground``), so a run
+    /// has one such step per band and state that terminated an app, in the order they ran; two
+    /// consecutive steps of one kind are two bands, not merged. With every app in one band a run has
+    /// at most one of each, as before bands existed.
+    ///
+    /// The candidates are ranked once per call, not once per victim: a suspended app's footprint
     /// does not change while it is suspended, and each termination takes only an app still in
-    /// `state` (one that moved on since the ranking is left alone). Ranking reads the footprints of
-    /// the apps in `state` only (never a terminated app's) and heapifies them, O(k) for k of them;
-    /// each victim then costs O(log k).
-    private func terminate(_ state: AppState, while footprint: MemorySample, into run: inout LadderRun) async -> MemorySample {
+    /// `state` (one that moved on since the ranking is left alone). A call made with the footprint
+    /// already at or under target ranks nothing. Ranking lists the apps in `state` (n of them) and
+    /// keeps those of `band`, reading no footprint, O(n); it reads the footprints of those k only
+    /// (never a terminated app's or another band's) and heapifies them, O(k); each victim then costs
+    /// O(log k), so a call that terminates v apps costs O(n + k + v log k). With every app in one
+    /// band, that band's call has k = n, O(k + v log k) as before bands existed; each other band's
+    /// call lists the apps and ranks none, O(n), and none runs once the footprint is under target.
+    private func terminate(
+        _ state: AppState, in band: AppImportance, while footprint: MemorySample, into run: inout LadderRun
+    ) async -> MemorySample {
+        guard footprint.footprintBytes.map({ $0 > target }) ?? true else { return footprint }
         let clock = ContinuousClock()
         let start = clock.now
         let step: ReclamationStep = state == .suspended ? .terminateSuspended : .terminateBackground
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        var candidates = VictimHeap(apps.apps(in: [state])) { registry.footprint(of: $0.identifier).totalBytes }
+        let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band }
+        var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
         while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
             returned += record?.returnedBytes ?? 0

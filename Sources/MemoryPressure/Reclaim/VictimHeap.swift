@@ -1,7 +1,7 @@
 import HeapModule
 
-/// The candidates for termination in one step of the ladder, largest footprint first (ties to the
-/// first identifier), as a binary heap: made in O(k) for k candidates, each footprint read once,
+/// The candidates for termination in one step of the ladder (the apps of one importance band in one
+/// state), largest footprint first (ties to the first identifier), as a binary heap: made in O(k) for k candidates, each footprint read once,
 /// and each victim taken in O(log k), so a run that terminates v of them costs O(k + v log k), not
 /// a sort or a scan per victim.
 struct VictimHeap {
