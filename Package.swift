@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Jemalloc", targets: ["Jemalloc"]),
         .library(name: "MemoryPressure", targets: ["MemoryPressure"]),
         .library(name: "MemoryPressureService", targets: ["MemoryPressureService"]),
+        // For a child process started as an app: its app's lifecycle callbacks, from the system.
+        .library(name: "MemoryPressureClient", targets: ["MemoryPressureClient"]),
         // Helpers for tests and benchmarks of code built on MemoryPressure (see its target).
         .library(name: "MemoryPressureTestKit", targets: ["MemoryPressureTestKit"]),
         .executable(name: "mempressure", targets: ["mempressure"]),
@@ -55,6 +57,9 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
+        // The child's end of a process app's client channel (MemoryPressure's ClientChannel is the
+        // system's). Nothing but the C library: a child links no more than it needs.
+        .target(name: "MemoryPressureClient"),
         // Optional glue for services: a swift-service-lifecycle Service and swift-metrics.
         .target(
             name: "MemoryPressureService",
@@ -109,11 +114,20 @@ let package = Package(
             dependencies: ["SanitizerSupport"],
             path: "Tests/MemoryTestSupport"
         ),
+        // A child process for the client channel's tests: logs the callbacks it receives, and frees
+        // ballast on a memory warning. A dependency of MemoryPressureTests, so built with its tests.
+        .executableTarget(
+            name: "client-fixture",
+            dependencies: ["MemoryPressureClient"],
+            path: "Tests/ClientFixture"
+        ),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryPressureTestKit", "MemoryTestSupport"]),
         .testTarget(
             name: "MemoryPressureTests",
             dependencies: [
                 "MemoryPressure",
+                "MemoryPressureClient",
+                "client-fixture",
                 "Jemalloc",
                 "MemoryPressureTestKit",
                 "MemoryTestSupport",

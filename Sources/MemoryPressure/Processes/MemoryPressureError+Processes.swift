@@ -7,7 +7,9 @@ import SystemPackage
 // non-executable file, a bad working directory) is ``MemoryPressureError/Code/invalidConfiguration``;
 // a value out of range is ``MemoryPressureError/Code/invalidArgument``; a call on a child that has
 // ended is ``MemoryPressureError/Code/appNotRunning``; a kernel file or call that fails is
-// ``MemoryPressureError/Code/measurementFailed`` with its errno.
+// ``MemoryPressureError/Code/measurementFailed`` with its errno, except the calls that make what a
+// child is started with (its process, its client channel), which are
+// ``MemoryPressureError/Code/invalidConfiguration`` with their errno, as a start the kernel refuses.
 extension MemoryPressureError {
     /// The specification's `field` (`executable`, `argument 2`, …) is unusable for `reason`.
     static func processSpecificationInvalid(_ field: String, _ reason: String) -> Self {
@@ -26,6 +28,11 @@ extension MemoryPressureError {
     /// The child could not be started at `step` (`making its cgroup`, `fork`, …).
     static func processCouldNotStart(_ executable: String, step: String, errno: Errno) -> Self {
         Self(.invalidConfiguration, "process \(executable.debugDescription) could not be started: \(step) failed: \(errno)", errno: errno)
+    }
+
+    /// The socket pair of a child's client channel (``ClientChannel``) could not be made.
+    static func clientChannelCouldNotBeMade(errno: Errno) -> Self {
+        Self(.invalidConfiguration, "the client channel of a child process could not be made: socketpair failed: \(errno)", errno: errno)
     }
 
     /// An `oom_score_adj` value outside -1000 through 1000.

@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import MemoryPressureClient
+
+// A child process for ClientChannelTests, written on MemoryPressureClient as any child would be.
+//
+// Environment:
+// - MEMORY_PRESSURE_CLIENT_FD: the channel (MemoryPressureClient.fromEnvironment()).
+// - CLIENT_FIXTURE_LOG: a file to which each callback is appended as a line when it runs
+//   (`didBecomeActive`, `didReceiveMemoryWarning critical`), and, after a memory warning,
+//   `ballast <bytes>` with the ballast left. Written before the callback returns, so before the
+//   system reads its `done`.
+// - CLIENT_FIXTURE_BALLAST_BYTES: bytes mapped and touched at the start, in 1 MiB pieces (none when
+//   unset); each memory warning unmaps half of the pieces left.
+// - CLIENT_FIXTURE_DELAY_MS: how long each callback takes (none when unset).
+// - CLIENT_FIXTURE_STAY: `1` to stay, after `willTerminate` was answered, until a signal ends it.
+//
+// Exit status: 0 once `willTerminate` was answered; 2 when the variable is not set; 1 when the
+// channel is unusable; 3 when the system closed the channel.
+
+/// The fixture's delegate: logs each callback, frees ballast on a memory warning.
+final class FixtureDelegate: MemoryPressureClientDelegate {
+    private let log: Int32
+    private let delayMilliseconds: Int32
+    private var ballast: [UnsafeMutableRawPointer] = []
+    private static let piece = 1 << 20
+
+    init() {
+        log = environment("CLIENT_FIXTURE_LOG").map { open($0, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) } ?? -1
+        delayMilliseconds = environment("CLIENT_FIXTURE_DELAY_MS").flatMap { Int32($0) } ?? 0
+        let bytes = environment("CLIENT_FIXTURE_BALLAST_BYTES").flatMap { Int($0) } ?? 0
+        for _ in 0..<(bytes / Self.piece) {
+            guard let piece = mmap(nil, Self.piece, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), piece != MAP_FAILED else {
+                break
+            }
+            memset(piece, 0x5A, Self.piece)  // Touched: resident.
+            ballast.append(piece)
+        }
+    }
+
+    func willFinishLaunching() { record("willFinishLaunching") }
+    func didFinishLaunching() { record("didFinishLaunching") }
+    func didBecomeActive() { record("didBecomeActive") }
+    func willResignActive() { record("willResignActive") }
+    func didEnterBackground() { record("didEnterBackground") }
+    func willEnterForeground() { record("willEnterForeground") }
+    func willTerminate() { record("willTerminate") }
+
+    func didReceiveMemoryWarning(level: MemoryWarningLevel) {
+        record("didReceiveMemoryWarning \(level)")
+        let freed = ballast.count - ballast.count / 2
+        for piece in ballast.suffix(freed) { munmap(piece, Self.piece) }
+        ballast.removeLast(freed)
+        append("ballast \(ballast.count * Self.piece)")
+    }
+
+    /// Logs `callback`, then takes the callback's time.
+    private func record(_ callback: String) {
+        append(callback)
+        if delayMilliseconds > 0 { _ = poll(nil, 0, delayMilliseconds) }
+    }
+
+    private func append(_ line: String) {
+        guard log >= 0 else { return }
+        var line = line + "\n"
+        _ = line.withUTF8 { write(log, $0.baseAddress, $0.count) }
+    }
+}
+
+func environment(_ name: String) -> String? {
+    getenv(name).map { String(cString: $0) }
+}
+
+func fail(_ message: String, status: Int32) -> Never {
+    var text = "client-fixture: \(message)\n"
+    _ = text.withUTF8 { write(2, $0.baseAddress, $0.count) }
+    exit(status)
+}
+
+let client: MemoryPressureClient
+do {
+    guard let fromEnvironment = try MemoryPressureClient.fromEnvironment() else {
+        fail("\(MemoryPressureClient.environmentName) is not set", status: 2)
+    }
+    client = fromEnvironment
+    try client.start(delegate: FixtureDelegate())
+} catch {
+    fail("\(error)", status: 1)
+}
+switch client.wait() {
+case .terminated?:
+    if environment("CLIENT_FIXTURE_STAY") == "1" {
+        while true { pause() }
+    }
+    exit(0)
+case .channelClosed?, .stopped?, nil:
+    exit(3)
+}
