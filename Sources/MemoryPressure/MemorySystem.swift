@@ -60,6 +60,8 @@ public final class MemorySystem: Sendable {
     public let lifecycleEvents = EventSource<LifecycleEvent>()
 
     let hosted = HostedApps()
+    /// The process apps and their children.
+    let processes: ProcessApps
     let journal = ReclamationJournal()
     let terminator: Terminator
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
@@ -84,18 +86,26 @@ public final class MemorySystem: Sendable {
         ) { app, bytes in
             journal.refused(app: app, bytes: bytes)
         }
-        registry = PurgeRegistry(account: account, budgetBytes: configuration.budget.totalBytes)
-        monitor = PressureMonitor(configuration: configuration.monitor, account: account)
+        let hosted = hosted
+        let processes = ProcessApps(warningTimeout: configuration.warningTimeout, logger: configuration.logger) { app, reason in
+            hosted.app(app)?.endAtOnce(reason: reason)
+        }
+        self.processes = processes
+        registry = PurgeRegistry(account: account, budgetBytes: configuration.budget.totalBytes, processes: processes)
+        monitor = PressureMonitor(configuration: configuration.monitor, account: account, processes: processes)
         stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
             try StateArchive(directory: directory)
         }
-        let terminator = Terminator(registry: registry, journal: journal, logger: configuration.logger)
+        let terminator = Terminator(registry: registry, processes: processes, journal: journal, logger: configuration.logger)
         self.terminator = terminator
-        let (hosted, registry) = (hosted, registry)
+        let registry = registry
         lifecycleObservation = lifecycleEvents.observe { event in
+            // The Terminator notes a terminated app's footprint before its process is killed.
             terminator.observe(event)
+            if case .terminated(let app, _, _) = event { processes.terminated(app) }
             guard case .stateChanged(let app, let previous, let state) = event else { return }
             hosted.moved(app, from: previous, to: state)
+            processes.moved(app, from: previous, to: state)
             // Each state has its own hard limit, held at the heap's allocations.
             if let limits = hosted.limits(of: app), limits != .none {
                 registry.setHardLimit(limits.limit(in: state)?.hardBytes, for: app)
@@ -131,6 +141,65 @@ public final class MemorySystem: Sendable {
                 stateArchive: stateArchive, makeDelegate: makeDelegate
             )
         }
+    }
+
+    /// Registers an app that runs `process`: a child process with the app's states, callbacks,
+    /// deadlines, warnings and place on the ladder (see <doc:ProcessesAsApps>).
+    ///
+    /// Its launch starts the process, in a memory cgroup and a freezer cgroup of its own where the
+    /// machine lets the system make them; its suspension freezes it and its return to the
+    /// foreground thaws it; its `oom_score_adj` follows its state and
+    /// ``AppConfiguration/importance``; its footprint is its process's, counted in the system's; its
+    /// callbacks reach the process through `options.channel`; its termination sends `willTerminate`
+    /// and `SIGTERM` to a running process and kills it at its deadline, or at once when suspended.
+    /// A process that ends by itself terminates the app (reason
+    /// ``TerminationReason/processExited`` or ``TerminationReason/processKilled``), and the next
+    /// launch sees it in ``LaunchOptions/previousTermination``.
+    ///
+    /// - Parameters:
+    ///   - identifier: The app's name, unique in this system.
+    ///   - process: What the app runs, checked now.
+    ///   - appConfiguration: The app's deadlines, time limits and band.
+    ///   - limits: The app's own soft and hard memory limits, held against its process's footprint.
+    ///   - options: The callback channel, the background mode and the freezer.
+    /// - Returns: The app, not running.
+    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    ///   the executable cannot be found or run or the specification is malformed,
+    ///   ``MemoryPressureError/Code/invalidArgument`` for a warning signal out of range, and the
+    ///   errors of ``register(_:configuration:limits:makeDelegate:)``.
+    public func register(
+        _ identifier: AppIdentifier,
+        process: ProcessSpecification,
+        configuration appConfiguration: AppConfiguration = .default,
+        limits: AppMemoryLimits = .none,
+        options: ProcessAppOptions = ProcessAppOptions()
+    ) throws(MemoryPressureError) -> App {
+        guard identifier != .service else { throw .reservedIdentifier(identifier.rawValue) }
+        guard hosted.app(identifier) == nil else { throw .duplicateApp(identifier) }
+        try processes.register(identifier, specification: process, options: options, configuration: appConfiguration)
+        let processes = processes
+        do {
+            return try hosted.add(identifier, limits: limits) {
+                App(
+                    identifier: identifier, configuration: appConfiguration, events: lifecycleEvents, stateArchive: stateArchive,
+                    keepsRunningInBackground: options.inBackground == .run
+                ) {
+                    ProcessAppDelegate(processes: processes)
+                }
+            }
+        } catch {
+            processes.unregister(identifier)
+            throw error
+        }
+    }
+
+    /// The process of `identifier`, a process app, while it runs.
+    ///
+    /// - Parameter identifier: The app's name.
+    /// - Returns: Its process's id, footprint and freezer; nil when the app is not a process app or
+    ///   its process does not run.
+    public func process(of identifier: AppIdentifier) -> ProcessAppStatus? {
+        processes.status(of: identifier)
     }
 
     /// The app registered as `identifier`.

@@ -269,7 +269,7 @@ final class FootprintAccount: Sendable {
         sample.heapBytes = snapshot.admitted
         sample.heapBytesUnderWay = snapshot.admitted - snapshot.resident
         guard let own = sample.measuredResidentBytes else { return }
-        let measured = own + sample.controlGroupExcessBytes
+        let measured = own + sample.controlGroupExcessBytes + (sample.processAppBytes ?? 0)
         outsideHeaps.store(max(0, measured - snapshot.resident), ordering: .relaxed)
         let footprint = measured + sample.heapBytesUnderWay
         // A crossing the sample does not bear out (the bytes were freed before it) began nothing.

@@ -36,15 +36,18 @@ package final class PurgeRegistry: Sendable {
     private let heapArenas: HeapArenaPolicy
     /// The budget in force, which caches sized by it follow; 0 outside a memory system.
     private let budgetBytes: Atomic<Int>
+    /// The process apps, whose processes count in their footprints, when a memory system has them.
+    private let processes: ProcessApps?
 
     /// An empty registry whose heaps belong to no memory system's account.
     package convenience init(heapArenas: HeapArenaPolicy = .standard) {
         self.init(account: nil, budgetBytes: 0, heapArenas: heapArenas)
     }
 
-    /// An empty registry whose heaps admit their allocations through `account`, when given, and
-    /// whose caches sized by the budget take `budgetBytes`.
-    init(account: FootprintAccount?, budgetBytes: Int, heapArenas: HeapArenaPolicy = .standard) {
+    /// An empty registry whose heaps admit their allocations through `account`, when given, whose
+    /// caches sized by the budget take `budgetBytes`, and whose footprints count `processes`.
+    init(account: FootprintAccount?, budgetBytes: Int, heapArenas: HeapArenaPolicy = .standard, processes: ProcessApps? = nil) {
+        self.processes = processes
         self.account = account
         self.budgetBytes = Atomic(budgetBytes)
         self.heapArenas = heapArenas
@@ -122,11 +125,13 @@ package final class PurgeRegistry: Sendable {
     }
 
     /// `app`'s footprint: its heap's live bytes (kept as buffers come and go, so current without an
-    /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere.
+    /// epoch refresh) plus the declared cost of its caches whose payloads live elsewhere, plus its
+    /// process's, for a process app.
     package func footprint(of app: AppIdentifier) -> AppFootprint {
         let heapBytes = apps.withLock { $0[app]?.heap?.allocatedBytes } ?? 0
         let outside = caches(of: app).filter { $0.payloadLocation == .elsewhere }.reduce(0) { $0.addingClamped($1.totalCost) }
-        return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside)
+        let processBytes = processes?.footprintBytes(of: app) ?? 0
+        return AppFootprint(heapBytes: heapBytes, declaredBytesOutsideHeap: outside, processBytes: processBytes)
     }
 
     /// Purges the caches and stores of `targets` for `event`, then, when `returningFreedPages`,
@@ -206,26 +211,32 @@ package final class PurgeRegistry: Sendable {
     }
 }
 
-/// The memory an app is charged with: its heap's bytes plus what its caches declare outside it.
+/// The memory an app is charged with: its heap's bytes plus what its caches declare outside it, plus
+/// its process's memory for a process app.
 public struct AppFootprint: Hashable, Sendable {
     /// Bytes of the live buffers in the app's heap, as asked for (see ``AppHeap/allocatedBytes``).
     public var heapBytes: Int
     /// Declared cost of the app's cache entries whose payloads live outside its heap.
     public var declaredBytesOutsideHeap: Int
+    /// A process app's process: its own memory cgroup's working set, or its resident set corrected
+    /// by its proportional set; 0 for an in-process app.
+    public var processBytes: Int
 
     /// A footprint of these parts, in bytes.
-    package init(heapBytes: Int, declaredBytesOutsideHeap: Int) {
+    package init(heapBytes: Int, declaredBytesOutsideHeap: Int, processBytes: Int = 0) {
         self.heapBytes = heapBytes
         self.declaredBytesOutsideHeap = declaredBytesOutsideHeap
+        self.processBytes = processBytes
     }
 
     /// The footprint.
-    public var totalBytes: Int { heapBytes.addingClamped(declaredBytesOutsideHeap) }
+    public var totalBytes: Int { heapBytes.addingClamped(declaredBytesOutsideHeap).addingClamped(processBytes) }
 }
 
 extension AppFootprint: CustomStringConvertible {
     /// The footprint for people and logs: `12 MiB (heap 10 MiB, declared outside the heap 2 MiB)`.
     public var description: String {
-        "\(ByteCount(totalBytes)) (heap \(ByteCount(heapBytes)), declared outside the heap \(ByteCount(declaredBytesOutsideHeap)))"
+        let process = processBytes > 0 ? ", process \(ByteCount(processBytes))" : ""
+        return "\(ByteCount(totalBytes)) (heap \(ByteCount(heapBytes)), declared outside the heap \(ByteCount(declaredBytesOutsideHeap))\(process))"
     }
 }

@@ -52,6 +52,10 @@ public actor App {
 
     /// Where the app saves its state, and where its launches restore it from.
     package nonisolated let stateArchive: StateArchive?
+    /// Whether the app stays in the background once nothing keeps it running, never suspended by
+    /// itself, as if it held a background task without a time limit (a process app's
+    /// ``ProcessAppOptions/BackgroundMode/run``).
+    nonisolated let keepsRunningInBackground: Bool
     /// Makes a fresh delegate for each launch, for apps made with `init(identifier:…makeDelegate:)`.
     nonisolated let makeDelegate: (@Sendable () -> sending any AppDelegate)?
 
@@ -85,6 +89,7 @@ public actor App {
         self.configuration = configuration
         self.events = events
         self.stateArchive = stateArchive
+        self.keepsRunningInBackground = false
         self.makeDelegate = nil
         self.delegate = delegate
         self.runLoop = AppRunLoop()
@@ -98,12 +103,14 @@ public actor App {
         configuration: AppConfiguration = .default,
         events: EventSource<LifecycleEvent>? = nil,
         stateArchive: StateArchive? = nil,
+        keepsRunningInBackground: Bool = false,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) {
         self.identifier = identifier
         self.configuration = configuration
         self.events = events
         self.stateArchive = stateArchive
+        self.keepsRunningInBackground = keepsRunningInBackground
         self.makeDelegate = makeDelegate
         self.delegate = nil
         self.runLoop = AppRunLoop()
@@ -549,10 +556,10 @@ public actor App {
 
     /// Suspends the app if it is in the background with nothing to keep it running: no open
     /// background task, no `didEnterBackground` under way, no termination (a termination asked for
-    /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``).
-    /// Called under the record's lock.
+    /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``); never
+    /// an app that keeps running in the background. Called under the record's lock.
     nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
-        guard record.state == .background, record.backgroundTasks.isEmpty, record.backgroundEntriesUnderWay == 0,
+        guard !keepsRunningInBackground, record.state == .background, record.backgroundTasks.isEmpty, record.backgroundEntriesUnderWay == 0,
               !record.isTerminating, record.suspensionHolds == 0 else { return }
         move(&record, to: .suspended)
         notificationRegistry.suspend()
@@ -594,6 +601,15 @@ public actor App {
             self.end(&record, reason: reason)
         }
         if fromTimer { withRecordFromTimer(body) } else { withRecord(body) }
+    }
+
+    /// Terminates the app at once, without a callback, whatever it runs: for a process app whose
+    /// process ended by itself or could not start. An app not running is left alone.
+    nonisolated func endAtOnce(reason: TerminationReason) {
+        withRecord { record in
+            guard record.state != .notRunning else { return }
+            end(&record, reason: reason)
+        }
     }
 
     /// Releases what the terminated app held: its view controllers and, when it makes a delegate

@@ -46,6 +46,13 @@ public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable
     case backgroundTaskExpired
     /// The system (or the user) asked for it.
     case explicit
+    /// The app's process exited by itself, whatever its status (a process app; see
+    /// ``TerminationRecord/processExit``).
+    case processExited
+    /// A signal the system did not send ended the app's process: a crash (`SIGSEGV`, `SIGABRT`),
+    /// the kernel's OOM killer, or another process's kill (a process app; see
+    /// ``TerminationRecord/processExit``).
+    case processKilled
 
     /// The reason in words, such as `system pressure`.
     public var description: String {
@@ -56,6 +63,8 @@ public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable
         case .launchDeadline: "launch deadline"
         case .backgroundTaskExpired: "background task expired"
         case .explicit: "explicit"
+        case .processExited: "process exited"
+        case .processKilled: "process killed"
         }
     }
 }

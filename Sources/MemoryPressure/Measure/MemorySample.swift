@@ -7,7 +7,7 @@ import Jemalloc
 ///
 /// Encodable as an object: `time` (seconds since boot, see ``encode(to:)``), `residentBytes`,
 /// `cgroupCurrentBytes`, `cgroupWorkingSetBytes`, `controlGroupExcessBytes` (when above 0),
-/// `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
+/// `processAppBytes`, `footprintBytes`, `heapBytes`, `jemalloc` (the Jemalloc module's
 /// `JemallocStatistics`), `cgroupEvents` (``ControlGroupEvents``), `pressureStall`
 /// (``PressureStall``), `samplingDurationSeconds` and `allocatorRefreshSeconds` (the duration of
 /// the sample's jemalloc epoch refresh, on samples that made one); a figure that is nil is left out.
@@ -51,6 +51,10 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// monitor judges the cgroup's count (``PressureMonitor/Configuration/controlGroupWorkingSet``);
     /// 0 otherwise.
     public var controlGroupExcessBytes = 0
+    /// The footprints of the memory system's process apps' processes (each its own memory cgroup's
+    /// working set, or its resident set corrected by its proportional set), added to
+    /// ``footprintBytes``; nil while the system runs none.
+    public var processAppBytes: Int?
 
     /// A sample taken at `time` with the figures given; the rest unknown.
     package init(
@@ -72,9 +76,10 @@ public struct MemorySample: Hashable, Sendable, Encodable {
     /// The footprint the budget is held against: the process's resident bytes (or jemalloc's
     /// resident bytes when statm could not be read), with heap allocations under way counted as if
     /// already resident; while the monitor judges the cgroup's count, plus what the cgroup's working
-    /// set held beyond that (``controlGroupExcessBytes``), so the larger of the two.
+    /// set held beyond that (``controlGroupExcessBytes``), so the larger of the two; plus the
+    /// process apps' processes (``processAppBytes``).
     public var footprintBytes: Int? {
-        measuredResidentBytes.map { $0 + heapBytesUnderWay + controlGroupExcessBytes }
+        measuredResidentBytes.map { $0 + heapBytesUnderWay + controlGroupExcessBytes + (processAppBytes ?? 0) }
     }
 
     /// The process's resident bytes as measured: statm's, or jemalloc's when statm could not be read.
@@ -85,7 +90,7 @@ public struct MemorySample: Hashable, Sendable, Encodable {
 
 extension MemorySample {
     private enum CodingKeys: String, CodingKey {
-        case time, residentBytes, cgroupCurrentBytes, cgroupWorkingSetBytes, controlGroupExcessBytes, footprintBytes, heapBytes
+        case time, residentBytes, cgroupCurrentBytes, cgroupWorkingSetBytes, controlGroupExcessBytes, processAppBytes, footprintBytes, heapBytes
         case jemalloc, cgroupEvents, pressureStall
         case samplingDuration = "samplingDurationSeconds"
         case allocatorRefreshDuration = "allocatorRefreshSeconds"
@@ -107,6 +112,7 @@ extension MemorySample {
         if controlGroupExcessBytes > 0 {
             try container.encode(controlGroupExcessBytes, forKey: .controlGroupExcessBytes)
         }
+        try container.encodeIfPresent(processAppBytes, forKey: .processAppBytes)
         try container.encodeIfPresent(footprintBytes, forKey: .footprintBytes)
         try container.encodeIfPresent(heapBytes, forKey: .heapBytes)
         try container.encodeIfPresent(jemalloc, forKey: .jemalloc)
@@ -125,6 +131,7 @@ extension MemorySample: CustomStringConvertible {
         let parts = [
             residentBytes.map { "resident \(ByteCount($0))" },
             heapBytes.map { "app heaps \(ByteCount($0))" },
+            processAppBytes.map { "process apps \(ByteCount($0))" },
             cgroupCurrentBytes.map { "cgroup \(ByteCount($0))" },
             cgroupWorkingSetBytes.map { "cgroup working set \(ByteCount($0))" },
             controlGroupExcessBytes > 0 ? "judged with the cgroup's \(ByteCount(controlGroupExcessBytes)) more" : nil,

@@ -6,6 +6,8 @@ import Logging
     private let sources: [any MemorySampleSource]
     /// The heap account whose bytes complete each sample, when a memory system keeps one.
     private let account: FootprintAccount?
+    /// The process apps whose children's footprints each sample adds, when a memory system has them.
+    private let processes: ProcessApps?
     private let logger: Logger
     /// Names of sources whose failure has been logged.
     private var reported: Set<String> = []
@@ -22,10 +24,12 @@ import Logging
         self.init(sources: sources, account: nil, logger: logger)
     }
 
-    /// A sampler over `sources` whose samples `account` completes with the heaps' bytes.
-    init(sources: [any MemorySampleSource], account: FootprintAccount?, logger: Logger) {
+    /// A sampler over `sources` whose samples `account` completes with the heaps' bytes, and that
+    /// adds the footprints of `processes`' children.
+    init(sources: [any MemorySampleSource], account: FootprintAccount?, processes: ProcessApps? = nil, logger: Logger) {
         self.sources = sources
         self.account = account
+        self.processes = processes
         self.logger = logger
     }
 
@@ -44,8 +48,10 @@ import Logging
                 }
             }
         }
+        sample.processAppBytes = processes?.totalFootprintBytes()
         if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.measuredResidentBytes {
-            controlGroupExcess = max(0, workingSet - own)
+            // The children's cgroups sit inside the process's: their memory is counted once.
+            controlGroupExcess = max(0, workingSet - own - (sample.processAppBytes ?? 0))
         }
         if judgesControlGroupWorkingSet {
             sample.controlGroupExcessBytes = controlGroupExcess

@@ -44,11 +44,11 @@ public final class PressureMonitor: Sendable {
         account = nil
     }
 
-    /// A monitor whose samples count `account`'s heap bytes, and which `account` wakes at once when
-    /// an allocation crosses a threshold.
-    init(configuration: Configuration, account: FootprintAccount) {
+    /// A monitor whose samples count `account`'s heap bytes and `processes`' children, and which
+    /// `account` wakes at once when an allocation crosses a threshold.
+    init(configuration: Configuration, account: FootprintAccount, processes: ProcessApps) {
         self.configuration = configuration
-        sampler = Mutex(MemorySampler(sources: configuration.sources, account: account, logger: configuration.logger))
+        sampler = Mutex(MemorySampler(sources: configuration.sources, account: account, processes: processes, logger: configuration.logger))
         latest = Mutex((.normal, nil, configuration.budget))
         self.account = account
         account.wake { [weak self] in self?.sampleNow() }

@@ -7,7 +7,7 @@ import Synchronization
 import SystemPackage
 
 /// How a child process is frozen while its app is suspended.
-package enum FreezeMechanism: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+public enum FreezeMechanism: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// Its own cgroup v2 directory's `cgroup.freeze` (Linux 5.2), waited on until `cgroup.events`
     /// reads `frozen 1`. Also on a hybrid host's controller-less cgroup2 tree.
     case controlGroupV2 = "cgroup v2 cgroup.freeze"
@@ -19,7 +19,7 @@ package enum FreezeMechanism: String, Hashable, Sendable, CaseIterable, CustomSt
     /// `SIGCONT`; the freezers are invisible to it.
     case stopSignal = "SIGSTOP to its process group"
 
-    package var description: String { rawValue }
+    public var description: String { rawValue }
 }
 
 /// How a child process's memory is measured.

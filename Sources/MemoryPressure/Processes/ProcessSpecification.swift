@@ -8,25 +8,34 @@ import SystemPackage
 /// What to run as a child process: the executable, its arguments, its environment and its working
 /// directory.
 ///
-/// ``validated()`` checks it before anything is started, so a bad specification is one clear error
-/// and leaves no process and no cgroup behind:
+/// It is checked when an app is registered with it (``MemorySystem/register(_:process:configuration:limits:options:)``)
+/// and again before each launch, so a bad specification is one clear error and leaves no process
+/// and no cgroup behind:
 /// - the executable is not empty and holds no NUL; a path with a `/` is taken as it is (relative to
 ///   the working directory when it is relative), a bare name is looked up in `PATH` (the
 ///   specification's own, else the host's, else `/usr/local/bin:/usr/bin:/bin`);
 /// - the file it names exists, is a regular file and is executable by us;
 /// - arguments and environment entries hold no NUL, and environment names are not empty and hold no `=`;
 /// - the working directory, when given, is an existing directory.
-package struct ProcessSpecification: Hashable, Sendable {
+public struct ProcessSpecification: Hashable, Sendable {
     /// The program: an absolute path, a path relative to ``workingDirectory``, or a name looked up in `PATH`.
-    package var executable: String
+    public var executable: String
     /// The arguments after the program's name (`argv[1...]`); `argv[0]` is ``executable`` as given.
-    package var arguments: [String]
+    public var arguments: [String]
     /// The child's whole environment, or nil to inherit the host's.
-    package var environment: [String: String]?
+    public var environment: [String: String]?
     /// The child's working directory, or nil for the host's.
-    package var workingDirectory: FilePath?
+    public var workingDirectory: FilePath?
 
-    package init(
+    /// A specification of these parts; nothing is checked until it is used.
+    ///
+    /// - Parameters:
+    ///   - executable: An absolute path, a path relative to `workingDirectory`, or a name looked up
+    ///     in `PATH`.
+    ///   - arguments: The arguments after the program's name.
+    ///   - environment: The child's whole environment, or nil to inherit the host's.
+    ///   - workingDirectory: The child's working directory, or nil for the host's.
+    public init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String]? = nil,
@@ -39,8 +48,31 @@ package struct ProcessSpecification: Hashable, Sendable {
     }
 
     /// A specification that runs `command` with `/bin/sh -c`.
-    package static func shell(_ command: String, environment: [String: String]? = nil) -> ProcessSpecification {
+    public static func shell(_ command: String, environment: [String: String]? = nil) -> ProcessSpecification {
         ProcessSpecification(executable: "/bin/sh", arguments: ["-c", command], environment: environment)
+    }
+
+    /// This specification with `extra` added to its environment (to the host's, when it has none of
+    /// its own); `extra` wins over a variable of the same name.
+    func addingEnvironment(_ extra: [String: String]) -> ProcessSpecification {
+        guard !extra.isEmpty else { return self }
+        var copy = self
+        copy.environment = (environment ?? Self.hostEnvironment).merging(extra) { _, added in added }
+        return copy
+    }
+
+    /// The host's environment, as `environ` holds it.
+    static var hostEnvironment: [String: String] {
+        var environment: [String: String] = [:]
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            cursor += 1
+        }
+        return environment
     }
 
     /// The specification checked, with its executable resolved to the file that will run.

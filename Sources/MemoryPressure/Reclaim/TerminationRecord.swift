@@ -1,7 +1,8 @@
 /// One app's termination, as the system records it.
 ///
 /// Encodable as an object: `app`, `state` and `reason` by name, `footprintBytes`, `returnedBytes`,
-/// `time` (seconds since boot, see ``encode(to:)``) and `step` by name, left out when nil.
+/// `time` (seconds since boot, see ``encode(to:)``), `step` by name and `processExit` (see
+/// ``ProcessExit``), each left out when nil.
 public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The app terminated.
     public var app: AppIdentifier
@@ -19,11 +20,13 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The ladder step that chose it, or nil when the ladder did not (a deadline, an expired
     /// background task, an explicit termination).
     public var step: ReclamationStep?
+    /// How the app's process ended, for a process app; nil for an in-process app.
+    public var processExit: ProcessExit?
 
     /// A record with these details.
     package init(
         app: AppIdentifier, state: AppState, footprintBytes: Int, reason: TerminationReason,
-        returnedBytes: Int, time: ContinuousClock.Instant, step: ReclamationStep?
+        returnedBytes: Int, time: ContinuousClock.Instant, step: ReclamationStep?, processExit: ProcessExit? = nil
     ) {
         self.app = app
         self.state = state
@@ -32,12 +35,13 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
         self.returnedBytes = returnedBytes
         self.time = time
         self.step = step
+        self.processExit = processExit
     }
 }
 
 extension TerminationRecord {
     private enum CodingKeys: String, CodingKey {
-        case app, state, footprintBytes, reason, returnedBytes, time, step
+        case app, state, footprintBytes, reason, returnedBytes, time, step, processExit
     }
 
     /// Encodes the record. `time` is a number of seconds on the continuous clock's timeline, which
@@ -51,6 +55,7 @@ extension TerminationRecord {
         try container.encode(returnedBytes, forKey: .returnedBytes)
         try container.encode(secondsSinceBoot: time, forKey: .time)
         try container.encodeIfPresent(step, forKey: .step)
+        try container.encodeIfPresent(processExit, forKey: .processExit)
     }
 }
 
@@ -60,5 +65,6 @@ extension TerminationRecord: CustomStringConvertible {
     public var description: String {
         "app \(app) terminated from \(state) for \(reason): footprint \(ByteCount(footprintBytes)), "
             + "returned \(ByteCount(returnedBytes)), step \(step.map(\.description) ?? "none")"
+            + (processExit.map { ", process \($0)" } ?? "")
     }
 }

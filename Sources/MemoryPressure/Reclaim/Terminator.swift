@@ -30,12 +30,15 @@ final class Terminator: Sendable {
     }
 
     private let registry: PurgeRegistry
+    /// The process apps, whose records say how their processes ended.
+    private let processes: ProcessApps
     private let journal: ReclamationJournal
     private let logger: Logger
     private let state = Mutex(State())
 
-    init(registry: PurgeRegistry, journal: ReclamationJournal, logger: Logger) {
+    init(registry: PurgeRegistry, processes: ProcessApps, journal: ReclamationJournal, logger: Logger) {
         self.registry = registry
+        self.processes = processes
         self.journal = journal
         self.logger = logger
     }
@@ -107,7 +110,7 @@ final class Terminator: Sendable {
         let record = TerminationRecord(
             app: identifier, state: draining.state, footprintBytes: draining.footprintBytes,
             reason: draining.reason, returnedBytes: max(0, draining.footprintBytes - remaining),
-            time: draining.time, step: draining.step
+            time: draining.time, step: draining.step, processExit: processes.takeExit(of: identifier)
         )
         if draining.requested {
             state.withLock { $0.finished[identifier] = record }

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A process app's code: starts its child as the app launches and carries each callback to it
+/// through its channel, within the callback's deadline, on the app's run loop.
+///
+/// A callback returns once the child has answered (the client channel), or at once (the other
+/// channels, and none). A child that does not answer within the deadline is the same as an
+/// in-process app's callback overrunning it: the app is terminated, and its child killed.
+final class ProcessAppDelegate: AppDelegate {
+    private let processes: ProcessApps
+
+    init(processes: ProcessApps) {
+        self.processes = processes
+    }
+
+    func willFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        do {
+            let running = try processes.start(app.identifier, in: app.systemState)
+            _ = running.channel?.call(.willFinishLaunching, timeout: app.configuration.launchDeadline)
+        } catch {
+            processes.couldNotStart(app.identifier, error)
+            app.endAtOnce(reason: .processExited)
+        }
+    }
+
+    func didFinishLaunching(_ app: isolated App, options: LaunchOptions) {
+        call(.didFinishLaunching, app, within: app.configuration.launchDeadline)
+    }
+
+    func didBecomeActive(_ app: isolated App) {
+        call(.didBecomeActive, app, within: app.configuration.backgroundDeadline)
+    }
+
+    func willResignActive(_ app: isolated App) {
+        call(.willResignActive, app, within: app.configuration.backgroundDeadline)
+    }
+
+    func didEnterBackground(_ app: isolated App) {
+        call(.didEnterBackground, app, within: app.configuration.backgroundDeadline)
+    }
+
+    func willEnterForeground(_ app: isolated App) {
+        call(.willEnterForeground, app, within: app.configuration.backgroundDeadline)
+    }
+
+    /// `willTerminate` through the channel, then `SIGTERM`, then waits for the child to exit until
+    /// just before the termination deadline; the `SIGKILL` follows as the app is terminated.
+    func willTerminate(_ app: isolated App) {
+        let deadline = ContinuousClock.now + app.configuration.terminationDeadline
+        processes.beginTerminating(app.identifier)
+        guard let running = processes.running(app.identifier) else { return }
+        _ = running.channel?.call(.willTerminate, timeout: app.configuration.terminationDeadline)
+        do {
+            try running.child.signal(SIGTERM)
+        } catch {
+            return  // It has ended already.
+        }
+        // Returning a little before the deadline ends the app for its own reason, not `deadline`.
+        let margin = min(.milliseconds(20), app.configuration.terminationDeadline / 10)
+        _ = running.child.waitForExit(timeout: max(.zero, deadline - margin - .now))
+    }
+
+    func didReceiveMemoryWarning(_ app: isolated App, warning: MemoryWarning) {
+        processes.warn(app.identifier, level: warning.level)
+    }
+
+    private func call(_ callback: ClientCallback, _ app: isolated App, within timeout: Duration) {
+        _ = processes.running(app.identifier)?.channel?.call(callback, timeout: timeout)
+    }
+}

@@ -1,0 +1,287 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Logging
+import Synchronization
+
+/// The system's process apps and their children: what each runs, its running child with its
+/// channel, and how its last child ended.
+///
+/// The app's delegate (``ProcessAppDelegate``) starts the child in `willFinishLaunching` and
+/// carries the callbacks to it; the system's own observer of the lifecycle maps each state to the
+/// kernel (``moved(_:from:to:)``) and kills the child as the app is terminated
+/// (``terminated(_:)``); the exit watch turns a child that ends by itself into a termination.
+///
+/// The lock guards the tables only. Kernel calls on a child (freezing, signals, the kill) are made
+/// outside it; reading the children's footprints for a sample is made under it, file reads that
+/// allocate nothing.
+final class ProcessApps: Sendable {
+    /// What a process app runs, registered once.
+    private struct Registration: Sendable {
+        let specification: ProcessSpecification
+        let options: ProcessAppOptions
+        let configuration: AppConfiguration
+    }
+
+    /// A running child and what speaks to it.
+    final class Running: Sendable {
+        let child: ChildProcess
+        let channel: ClientChannel?
+        let pressureWatch: PressureWatchFIFO?
+
+        init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
+            self.child = child
+            self.channel = channel
+            self.pressureWatch = pressureWatch
+        }
+    }
+
+    private struct State {
+        var registrations: [AppIdentifier: Registration] = [:]
+        var running: [AppIdentifier: Running] = [:]
+        /// Apps whose termination has begun: their child's own exit is the termination's, not news.
+        var terminating: Set<AppIdentifier> = []
+        /// How each app's last child ended, until its termination record takes it.
+        var exits: [AppIdentifier: ProcessExit] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let exitWatch: ProcessExitWatch
+    private let logger: Logger
+    /// How long a memory warning waits for a client child's answer.
+    let warningTimeout: Duration
+    /// Ends `app` at once for `reason`: its child ended by itself.
+    private let endApp: @Sendable (AppIdentifier, TerminationReason) -> Void
+
+    init(warningTimeout: Duration, logger: Logger, endApp: @escaping @Sendable (AppIdentifier, TerminationReason) -> Void) {
+        self.warningTimeout = warningTimeout
+        self.logger = logger
+        self.endApp = endApp
+        exitWatch = ProcessExitWatch(logger: logger)
+    }
+
+    // MARK: Registration
+
+    /// Registers `identifier` to run `specification`, checked now so that a bad one is a clear
+    /// error before any launch.
+    func register(
+        _ identifier: AppIdentifier, specification: ProcessSpecification, options: ProcessAppOptions, configuration: AppConfiguration
+    ) throws(MemoryPressureError) {
+        _ = try specification.validated()
+        let options = try options.validated()
+        let registration = Registration(specification: specification, options: options, configuration: configuration)
+        let added = state.withLock { state in
+            guard state.registrations[identifier] == nil else { return false }
+            state.registrations[identifier] = registration
+            return true
+        }
+        guard added else { throw .duplicateApp(identifier) }
+    }
+
+    /// Forgets `identifier`'s registration, when its app could not be added after all.
+    func unregister(_ identifier: AppIdentifier) {
+        _ = state.withLock { $0.registrations.removeValue(forKey: identifier) }
+    }
+
+    /// `identifier`'s process now, while it runs.
+    func status(of identifier: AppIdentifier) -> ProcessAppStatus? {
+        guard let running = running(identifier) else { return nil }
+        let child = running.child
+        return ProcessAppStatus(
+            pid: child.pid, footprintBytes: (try? child.footprint().bytes) ?? 0, isFrozen: child.isFrozen,
+            freezeMechanism: child.freezeMechanism, controlGroups: child.controlGroupDirectories.map(\.string)
+        )
+    }
+
+    /// Whether `identifier` is a process app.
+    func isProcessApp(_ identifier: AppIdentifier) -> Bool {
+        state.withLock { $0.registrations[identifier] != nil }
+    }
+
+    /// `identifier`'s running child, if any.
+    func running(_ identifier: AppIdentifier) -> Running? {
+        state.withLock { $0.running[identifier] }
+    }
+
+    /// How `identifier`'s last child ended, taken for its termination record.
+    func takeExit(of identifier: AppIdentifier) -> ProcessExit? {
+        state.withLock { state in
+            defer { state.exits.shrinkIfSparse() }
+            return state.exits.removeValue(forKey: identifier)
+        }
+    }
+
+    // MARK: Launch
+
+    /// Starts `identifier`'s child, with its channel, in its cgroups, with the `oom_score_adj` of
+    /// `state`; from its app's `willFinishLaunching`. A child already running (a launch after an
+    /// exit not yet heard) is replaced.
+    @discardableResult
+    func start(_ identifier: AppIdentifier, in appState: AppState) throws(MemoryPressureError) -> Running {
+        guard let registration = state.withLock({ $0.registrations[identifier] }) else {
+            throw .notAProcessApp(identifier)
+        }
+        var environment: [String: String] = [:]
+        var inherited: [Int32] = []
+        let channel: ClientChannel?
+        if registration.options.channel == .client {
+            let made = try ClientChannel()
+            environment[ClientChannel.environmentName] = ClientChannel.environmentValue(inheritedAt: inherited.count)
+            inherited.append(made.childDescriptor)
+            channel = made
+        } else {
+            channel = nil
+        }
+        let pressureWatch = registration.options.channel == .systemd ? try PressureWatchFIFO(for: identifier) : nil
+        if let pressureWatch {
+            environment[PressureWatchFIFO.environmentName] = pressureWatch.path.string
+        }
+        let child = try ChildProcess.spawn(
+            registration.specification.addingEnvironment(environment),
+            options: ChildProcessOptions(freezeMechanism: registration.options.freezeMechanism, inheritedDescriptors: inherited),
+            logger: logger
+        )
+        channel?.closeChildEnd()
+        do {
+            try child.setOOMScoreAdjustment(registration.configuration.importance.oomScoreAdjustment(in: appState))
+        } catch {
+            logger.warning("process app's oom_score_adj not set", metadata: ["app": "\(identifier)", "error": "\(error)"])
+        }
+        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch)
+        let replaced = state.withLock { state in
+            state.terminating.remove(identifier)
+            state.exits[identifier] = nil
+            defer { state.running[identifier] = running }
+            return state.running[identifier]
+        }
+        if let replaced { stop(replaced) }
+        exitWatch.watch(child) { [self] termination in ended(identifier, child: child, termination) }
+        logger.info("started process app", metadata: [
+            "app": "\(identifier)", "pid": "\(child.pid)", "freezer": "\(child.freezeMechanism)",
+            "memory": "\(child.memoryMechanism)", "channel": "\(registration.options.channel)",
+        ])
+        return running
+    }
+
+    /// Logs that `identifier`'s child could not start; its app ends.
+    func couldNotStart(_ identifier: AppIdentifier, _ error: MemoryPressureError) {
+        logger.error("process app could not start its process", metadata: ["app": "\(identifier)", "error": "\(error)"])
+    }
+
+    /// A child that ended by itself: recorded, and its app ended, unless its termination has begun.
+    private func ended(_ identifier: AppIdentifier, child: ChildProcess, _ termination: ChildTermination) {
+        let exit = ProcessExit(termination)
+        let news = state.withLock { state -> Bool in
+            guard state.running[identifier]?.child === child else { return false }
+            state.exits[identifier] = exit
+            guard !state.terminating.contains(identifier) else { return false }
+            state.running[identifier] = nil
+            return true
+        }
+        guard news else { return }
+        logger.notice("process app's process ended by itself", metadata: ["app": "\(identifier)", "pid": "\(child.pid)", "exit": "\(exit)"])
+        endApp(identifier, exit.reason)
+    }
+
+    // MARK: The lifecycle, mapped to the kernel
+
+    /// Follows `identifier` from `previous` to `next`: its `oom_score_adj` follows its state and
+    /// band; it is frozen when suspended and thawed when it leaves suspension.
+    func moved(_ identifier: AppIdentifier, from previous: AppState, to next: AppState) {
+        guard let (running, importance) = state.withLock({ state -> (Running, AppImportance)? in
+            guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
+            return (running, registration.configuration.importance)
+        }) else { return }
+        let child = running.child
+        do {
+            if previous == .suspended, next != .notRunning {
+                try child.thaw()
+            }
+            if next != .notRunning {
+                try child.setOOMScoreAdjustment(importance.oomScoreAdjustment(in: next))
+            }
+            if next == .suspended {
+                try child.freeze()
+            }
+        } catch {
+            logger.warning("process app's process did not follow its state", metadata: [
+                "app": "\(identifier)", "pid": "\(child.pid)", "state": "\(next)", "error": "\(error)",
+            ])
+        }
+    }
+
+    /// Tells `identifier`'s child of a memory warning at `level` through its channel: the client's
+    /// callback, answered within ``warningTimeout``; a byte in its `MEMORY_PRESSURE_WATCH` FIFO;
+    /// or its signal. A child with no channel hears nothing.
+    func warn(_ identifier: AppIdentifier, level: PressureLevel) {
+        guard let (running, channel) = state.withLock({ state -> (Running, ProcessAppOptions.Channel)? in
+            guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
+            return (running, registration.options.channel)
+        }) else { return }
+        switch channel {
+        case .none:
+            break
+        case .client:
+            _ = running.channel?.call(.didReceiveMemoryWarning(level), timeout: warningTimeout)
+        case .systemd:
+            running.pressureWatch?.signal()
+        case .signal(let number):
+            try? running.child.signal(number)
+        }
+    }
+
+    /// Notes that `identifier`'s termination has begun: its child's exit from now on is that
+    /// termination's.
+    func beginTerminating(_ identifier: AppIdentifier) {
+        _ = state.withLock { $0.terminating.insert(identifier) }
+    }
+
+    /// Kills `identifier`'s child as its app is terminated: `SIGKILL` through its pidfd,
+    /// `process_mrelease`, reaped, its cgroups removed; its exit kept for the record.
+    func terminated(_ identifier: AppIdentifier) {
+        let running = state.withLock { state in
+            state.terminating.remove(identifier)
+            defer { state.running.shrinkIfSparse() }
+            return state.running.removeValue(forKey: identifier)
+        }
+        guard let running else { return }
+        let exit = stop(running)
+        state.withLock { state in
+            if let exit, state.exits[identifier] == nil { state.exits[identifier] = exit }
+        }
+    }
+
+    /// Kills `running`'s child and waits for it to be reaped.
+    @discardableResult
+    private func stop(_ running: Running) -> ProcessExit? {
+        exitWatch.forget(running.child)
+        guard let termination = running.child.kill(timeout: .seconds(5)) else {
+            logger.error("process app's process was not reaped within 5 s of SIGKILL", metadata: ["pid": "\(running.child.pid)"])
+            return nil
+        }
+        return ProcessExit(termination)
+    }
+
+    // MARK: Memory
+
+    /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
+    /// PSS; 0 when it runs none.
+    func footprintBytes(of identifier: AppIdentifier) -> Int {
+        state.withLock { state in
+            guard let running = state.running[identifier] else { return 0 }
+            return (try? running.child.footprint().bytes) ?? 0
+        }
+    }
+
+    /// The footprints of every running child, for a sample; nil when there is none.
+    func totalFootprintBytes() -> Int? {
+        state.withLock { state in
+            guard !state.running.isEmpty else { return nil }
+            return state.running.values.reduce(0) { total, running in
+                total.addingClamped((try? running.child.footprint().bytes) ?? 0)
+            }
+        }
+    }
+}
