@@ -229,6 +229,61 @@ struct ProcessAppTests {
         await system.shutDown()
     }
 
+    @Test func aSwiftChildHearsEveryCallbackInOrderThroughTheClientAndAnswersEach() async throws {
+        let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+        let directory = try TemporaryDirectory()
+        let log = directory.path.appending("callbacks").string
+        let source = ScriptedSampleSource(residentBytes: 0)
+        let system = try Self.system(warningAt: source)
+        var environment = ClientChannelTests.sanitizerEnvironment
+        environment["CLIENT_FIXTURE_LOG"] = log
+        environment["CLIENT_FIXTURE_BALLAST_BYTES"] = "\(32 * mebibyte)"
+        let app = try system.register(
+            .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
+            configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+        )
+        #expect(try await app.launch() == .active)
+        #expect(try ClientChannelTests.lines(log) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+        #expect(try await app.enterBackground() == .suspended)
+        #expect(try await app.enterForeground() == .active)
+        #expect(try ClientChannelTests.lines(log).suffix(4) == ["willResignActive", "didEnterBackground", "willEnterForeground", "didBecomeActive"])
+
+        // A warning reaches the child, which frees half its ballast and answers.
+        let before = system.footprint(of: app.identifier).processBytes
+        #expect(before >= 32 * mebibyte)
+        let budget = system.budget
+        try await system.running {
+            source.set(residentBytes: budget.bytes(enteringAbove: .warning) + 1, stall: nil)
+            #expect(await eventually { (try? ClientChannelTests.lines(log))?.contains("ballast \(16 * mebibyte)") == true })
+            source.set(residentBytes: 0, stall: nil)
+        }
+        #expect(try ClientChannelTests.lines(log).contains { $0.hasPrefix("didReceiveMemoryWarning ") })
+        #expect(await eventually { system.footprint(of: app.identifier).processBytes <= before - 12 * mebibyte }, "the freed memory is gone from its footprint")
+
+        // willTerminate is answered, and the child then exits by itself.
+        #expect(try await app.terminate(reason: .explicit) == .notRunning)
+        #expect(try ClientChannelTests.lines(log).last == "willTerminate")
+        let exit = try #require(await eventuallyRecord(of: app.identifier, in: system)).processExit
+        // It exits by itself once it has answered; on a loaded machine the SIGTERM may come first.
+        #expect(exit == .exited(status: 0) || exit == .signaled(signal: SIGTERM, coreDumped: false, bySystem: false, byKernelOOMKiller: false),
+                "\(String(describing: exit))")
+    }
+
+    @Test func aClientChildThatDoesNotAnswerOverrunsItsDeadlineAndIsTerminated() async throws {
+        let system = try Self.system()
+        // A child given the channel that never reads it: its launch callbacks are never answered.
+        let app = try system.register(
+            .test("silent"), process: .shell("sleep 30"),
+            configuration: try AppConfiguration(launchDeadline: .milliseconds(500)),
+            options: ProcessAppOptions(channel: .client)
+        )
+        let start = ContinuousClock.now
+        _ = try await app.launch()
+        #expect(ContinuousClock.now - start >= .milliseconds(250), "it had until its launch deadline")
+        #expect(app.state == .notRunning)
+        #expect(app.terminationReason == .launchDeadline, "an unanswered launch is the iOS watchdog's launch timeout")
+    }
+
     // MARK: Bad input
 
     @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {

@@ -53,7 +53,11 @@ final class ProcessAppDelegate: AppDelegate {
         let deadline = ContinuousClock.now + app.configuration.terminationDeadline
         processes.beginTerminating(app.identifier)
         guard let running = processes.running(app.identifier) else { return }
-        _ = running.channel?.call(.willTerminate, timeout: app.configuration.terminationDeadline)
+        if running.channel?.call(.willTerminate, timeout: app.configuration.terminationDeadline) == .answered {
+            // A client child exits once it has answered willTerminate; a moment to do so spares it
+            // the SIGTERM.
+            if running.child.waitForExit(timeout: min(.milliseconds(100), max(.zero, deadline - .now))) != nil { return }
+        }
         do {
             try running.child.signal(SIGTERM)
         } catch {
