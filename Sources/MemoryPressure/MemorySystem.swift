@@ -87,8 +87,9 @@ public final class MemorySystem: Sendable {
             journal.refused(app: app, bytes: bytes)
         }
         let hosted = hosted
-        let processes = ProcessApps(warningTimeout: configuration.warningTimeout, logger: configuration.logger) { app, reason in
-            hosted.app(app)?.endAtOnce(reason: reason)
+        // Weakly: the apps' delegates hold the process apps, which must not hold the apps.
+        let processes = ProcessApps(warningTimeout: configuration.warningTimeout, logger: configuration.logger) { [weak hosted] app, reason in
+            hosted?.app(app)?.endAtOnce(reason: reason)
         }
         self.processes = processes
         registry = PurgeRegistry(account: account, budgetBytes: configuration.budget.totalBytes, processes: processes)
@@ -215,7 +216,8 @@ public final class MemorySystem: Sendable {
         hosted.apps.sorted { $0.identifier < $1.identifier }
     }
 
-    /// `identifier`'s footprint now: its heap's bytes plus its caches' declared costs outside the heap.
+    /// `identifier`'s footprint now: its heap's bytes plus its caches' declared costs outside the heap,
+    /// plus its process's memory for a process app.
     ///
     /// - Parameter identifier: An app, or ``AppIdentifier/service``.
     /// - Returns: Its footprint; zero bytes for an owner with nothing registered.

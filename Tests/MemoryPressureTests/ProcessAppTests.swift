@@ -318,6 +318,35 @@ struct ProcessAppTests {
         #expect(throws: MemoryPressureError.self) { try system.register(.service, process: .shell("exit 0")) }
     }
 
+    @Test func aProgramGoneBeforeTheLaunchEndsTheLaunchWithoutAHang() async throws {
+        let directory = try TemporaryDirectory()
+        let program = directory.path.appending("program").string
+        let descriptor = open(program, O_CREAT | O_WRONLY, 0o755)
+        #expect(descriptor >= 0)
+        _ = "#!/bin/sh\nsleep 30\n".withCString { write(descriptor, $0, strlen($0)) }
+        close(descriptor)
+        let system = try Self.system()
+        let app = try system.register(.test("vanishing"), process: ProcessSpecification(executable: program), configuration: Self.configuration)
+        unlink(program)
+        #expect(try await app.launch() == .notRunning)
+        #expect(app.terminationReason == .processExited)
+        #expect(system.process(of: app.identifier) == nil)
+    }
+
+    @Test func aSystemLetGoKillsItsProcesses() async throws {
+        let pid = try await Self.launchedAndLetGo()
+        #expect(await eventually(within: .seconds(10)) { !isAlive(pid) }, "no child outlives the system and the app that ran it")
+    }
+
+    /// Launches a process app that would run for 30 s, lets go of its system and its app, and
+    /// returns its pid.
+    private static func launchedAndLetGo() async throws -> Int32 {
+        let system = try Self.system()
+        let app = try system.register(.test("orphan"), process: .shell("sleep 30"), configuration: Self.configuration)
+        try await app.launch()
+        return try #require(system.process(of: app.identifier)).pid
+    }
+
     @Test func aProcessThatExitsAtOnceEndsItsLaunchWithoutAHang() async throws {
         let system = try Self.system()
         let app = try system.register(.test("brief"), process: .shell("exit 7"), configuration: Self.configuration)

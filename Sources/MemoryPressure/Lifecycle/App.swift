@@ -39,7 +39,7 @@ import Synchronization
 public actor App {
     /// The app's name.
     public nonisolated let identifier: AppIdentifier
-    /// The app's time limits.
+    /// The app's time limits and its importance band.
     public nonisolated let configuration: AppConfiguration
 
     nonisolated let runLoop: AppRunLoop

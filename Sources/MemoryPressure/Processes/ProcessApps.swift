@@ -62,6 +62,14 @@ final class ProcessApps: Sendable {
         exitWatch = ProcessExitWatch(logger: logger)
     }
 
+    /// A system let go with children still running: they are no longer watched, and go with their
+    /// last reference (killed and reaped, their cgroups removed; see `ChildProcess`).
+    deinit {
+        for running in state.withLock({ Array($0.running.values) }) {
+            exitWatch.forget(running.child)
+        }
+    }
+
     // MARK: Registration
 
     /// Registers `identifier` to run `specification`, checked now so that a bad one is a clear
@@ -157,7 +165,7 @@ final class ProcessApps: Sendable {
             return state.running[identifier]
         }
         if let replaced { stop(replaced) }
-        exitWatch.watch(child) { [self] termination in ended(identifier, child: child, termination) }
+        exitWatch.watch(child) { [weak self] termination in self?.ended(identifier, child: child, termination) }
         logger.info("started process app", metadata: [
             "app": "\(identifier)", "pid": "\(child.pid)", "freezer": "\(child.freezeMechanism)",
             "memory": "\(child.memoryMechanism)", "channel": "\(registration.options.channel)",

@@ -92,7 +92,7 @@ public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, 
     /// Suspended apps were terminated, largest first, until the footprint was under target.
     case terminateSuspended
     /// Background apps were terminated (with `willTerminate`), largest first, once no suspended app
-    /// was left.
+    /// of their importance band was left.
     case terminateBackground
     /// An app over its soft limit was sent a memory warning.
     case softLimit
