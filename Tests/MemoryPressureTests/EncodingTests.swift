@@ -95,6 +95,7 @@ struct EncodingTests {
         #expect(try JSONValue.encoding(AppState.allCases) == .array(AppState.allCases.map { .string($0.description) }))
         #expect(try JSONValue.encoding(TerminationReason.allCases) == [
             "systemPressure", "perAppLimit", "deadline", "launchDeadline", "backgroundTaskExpired", "explicit",
+            "processExited", "processKilled",
         ])
         #expect(try JSONDecoder().decode([ReclamationStep].self, from: Data(#"["purge"]"#.utf8)) == [.purge])
     }

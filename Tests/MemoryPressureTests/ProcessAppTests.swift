@@ -107,6 +107,7 @@ struct ProcessAppTests {
         #expect(try KernelFile.read(FilePath(heard)).contains("term"), "a running app hears SIGTERM")
         let politeRecord = try #require(await eventuallyRecord(of: polite.identifier, in: system))
         #expect(politeRecord.processExit == .exited(status: 0))
+        #expect(politeRecord.footprintBytes > 0, "what it held while it ran, though it exited on SIGTERM before the record")
 
         let start = ContinuousClock.now
         try await stubborn.terminate(reason: .explicit)

@@ -30,11 +30,27 @@ final class ProcessApps: Sendable {
         let child: ChildProcess
         let channel: ClientChannel?
         let pressureWatch: PressureWatchFIFO?
+        /// The child's footprint at the last reading that found it: what it held, once it has
+        /// ended (a child that exits on `SIGTERM` ends before its termination is recorded).
+        private let lastFootprintBytes = Atomic<Int>(0)
 
         init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
             self.child = child
             self.channel = channel
             self.pressureWatch = pressureWatch
+        }
+
+        /// The child's footprint now; nil once it has ended.
+        var currentFootprintBytes: Int? {
+            guard let bytes = try? child.footprint().bytes else { return nil }
+            lastFootprintBytes.store(bytes, ordering: .relaxed)
+            return bytes
+        }
+
+        /// The child's footprint now, or at the last reading while it ran once it has ended: what
+        /// its app is charged with.
+        var footprintBytes: Int {
+            currentFootprintBytes ?? lastFootprintBytes.load(ordering: .relaxed)
         }
     }
 
@@ -98,7 +114,7 @@ final class ProcessApps: Sendable {
         guard let running = running(identifier) else { return nil }
         let child = running.child
         return ProcessAppStatus(
-            pid: child.pid, footprintBytes: (try? child.footprint().bytes) ?? 0, isFrozen: child.isFrozen,
+            pid: child.pid, footprintBytes: running.footprintBytes, isFrozen: child.isFrozen,
             freezeMechanism: child.freezeMechanism, controlGroups: child.controlGroupDirectories.map(\.string)
         )
     }
@@ -243,7 +259,12 @@ final class ProcessApps: Sendable {
     /// Notes that `identifier`'s termination has begun: its child's exit from now on is that
     /// termination's.
     func beginTerminating(_ identifier: AppIdentifier) {
-        _ = state.withLock { $0.terminating.insert(identifier) }
+        let running = state.withLock { state in
+            state.terminating.insert(identifier)
+            return state.running[identifier]
+        }
+        // Read now, while it runs: its record gives what it held.
+        _ = running?.footprintBytes
     }
 
     /// Kills `identifier`'s child as its app is terminated: `SIGKILL` through its pidfd,
@@ -278,8 +299,7 @@ final class ProcessApps: Sendable {
     /// PSS; 0 when it runs none.
     func footprintBytes(of identifier: AppIdentifier) -> Int {
         state.withLock { state in
-            guard let running = state.running[identifier] else { return 0 }
-            return (try? running.child.footprint().bytes) ?? 0
+            state.running[identifier]?.footprintBytes ?? 0
         }
     }
 
@@ -288,7 +308,7 @@ final class ProcessApps: Sendable {
         state.withLock { state in
             guard !state.running.isEmpty else { return nil }
             return state.running.values.reduce(0) { total, running in
-                total.addingClamped((try? running.child.footprint().bytes) ?? 0)
+                total.addingClamped(running.currentFootprintBytes ?? 0)
             }
         }
     }
