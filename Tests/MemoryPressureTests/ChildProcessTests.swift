@@ -457,6 +457,25 @@ struct ChildProcessTests {
         #expect(parents.memoryMechanism == .controlGroupV2)
     }
 
+    @Test func cgroupsLeftByADeadProcessAreRemovedWhenTheParentsAreFoundAgain() throws {
+        guard let parent = Self.parents.freezerV2 ?? Self.parents.freezerV1 ?? Self.parents.memory?.directory else {
+            try Test.cancel("no child cgroup can be made here: \(Self.parents.freezerV2Reason ?? "")")
+        }
+        // A process that has ended, whose pid stands for a maker no longer alive.
+        let ended = try ChildProcess.spawn(.shell("exit 0"))
+        _ = try #require(ended.waitForExit(timeout: .seconds(30)))
+        let leftover = parent.appending("memory-pressure-child-\(ended.pid)-1")
+        let ours = parent.appending("memory-pressure-child-\(getpid())-999999")
+        for directory in [leftover, ours] {
+            #expect(mkdir(directory.string, 0o755) == 0, "\(directory)")
+        }
+        defer { rmdir(ours.string) }
+        let found = ChildControlGroupParents.discover()
+        #expect(found.leftoversRemoved >= 1)
+        #expect(access(leftover.string, F_OK) != 0, "a dead process's empty cgroup is removed")
+        #expect(access(ours.string, F_OK) == 0, "a live process's cgroup stays")
+    }
+
     // MARK: Bad specifications
 
     /// The zombies among our children that still carry our own name: a child that failed before

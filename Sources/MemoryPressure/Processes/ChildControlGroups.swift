@@ -58,6 +58,9 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     /// Why a freezer is missing, for the log.
     package var freezerV2Reason: String?
     package var freezerV1Reason: String?
+    /// How many empty cgroups that processes no longer alive left behind were removed when the
+    /// parents were found.
+    package var leftoversRemoved = 0
 
     /// The freezer used when none is asked for: v2, else v1, else the stop signal.
     package var automaticFreezeMechanism: FreezeMechanism {
@@ -132,7 +135,41 @@ package struct ChildControlGroupParents: Hashable, Sendable {
         } else {
             parents.freezerV1Reason = "there is no v1 freezer hierarchy"
         }
+        for parent in Set([parents.memory?.directory, parents.freezerV2, parents.freezerV1].compactMap(\.self)) {
+            parents.leftoversRemoved += removeLeftovers(in: parent)
+        }
         return parents
+    }
+
+    /// Removes the cgroups that processes no longer alive left for their children in `parent` (a
+    /// process killed before it could remove them), and returns how many empty ones went at once.
+    /// Those that still hold the dead maker's children (frozen, perhaps, for ever) are emptied on a
+    /// thread of their own, their children thawed and killed, as the maker would have at its end,
+    /// so that finding the parents never waits for them. A cgroup whose maker is alive is left alone.
+    private static func removeLeftovers(in parent: FilePath) -> Int {
+        guard let directory = opendir(parent.string) else { return 0 }
+        defer { closedir(directory) }
+        let prefix = "memory-pressure-child-"
+        var removed = 0
+        var occupied: [FilePath] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix),
+                  let maker = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ Int32($0) }),
+                  maker != getpid(), kill(maker, 0) != 0, errno == ESRCH
+            else { continue }
+            if rmdir(parent.appending(name).string) == 0 {
+                removed += 1
+            } else if errno == EBUSY {
+                occupied.append(parent.appending(name))
+            }
+        }
+        if !occupied.isEmpty, let thread = try? PosixThread.start(named: "mp-cgroup-sweep", { [occupied] in
+            for directory in occupied { _ = ChildControlGroups.removeEmptying(directory) }
+        }) {
+            pthread_detach(thread)
+        }
+        return removed
     }
 
     /// Makes a child directory of `parent`, checks that the kernel gave it `file`, and removes it;
@@ -277,7 +314,7 @@ final class ChildControlGroups: Sendable {
         return failures
     }
 
-    private static func removeEmptying(_ directory: FilePath) -> Errno? {
+    fileprivate static func removeEmptying(_ directory: FilePath) -> Errno? {
         if rmdir(directory.string) == 0 || errno == ENOENT { return nil }
         guard errno == EBUSY else { return Errno(rawValue: errno) }
         // Leftover members: let frozen ones run so that they can die, then kill them.

@@ -256,6 +256,7 @@ package final class ChildProcess: Sendable {
         if let reason = parents.freezerV2Reason { metadata["freezer_v2_unavailable"] = "\(reason)" }
         if let reason = parents.freezerV1Reason { metadata["freezer_v1_unavailable"] = "\(reason)" }
         if let reason = parents.memoryReason { metadata["memory_cgroup_unavailable"] = "\(reason)" }
+        if parents.leftoversRemoved > 0 { metadata["leftover_cgroups_removed"] = "\(parents.leftoversRemoved)" }
         logger.notice(
             "child processes are frozen by \(parents.automaticFreezeMechanism) and measured by \(parents.memoryMechanism)",
             metadata: metadata
