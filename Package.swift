@@ -176,7 +176,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mempressureTests",
-            dependencies: ["mempressure", "MemoryPressureSimulation", "MemoryPressure"]
+            dependencies: ["mempressure", "MemoryPressureSimulation", "MemoryPressure", "MemoryTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

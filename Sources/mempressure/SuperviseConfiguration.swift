@@ -141,18 +141,7 @@ struct SuperviseConfiguration {
     }
 
     /// The supervisor's environment, which `env` adds to.
-    static var hostEnvironment: [String: String] {
-        var environment: [String: String] = [:]
-        var cursor = environ
-        while let entry = cursor.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            cursor += 1
-        }
-        return environment
-    }
+    static var hostEnvironment: [String: String] { ProcessSpecification.hostEnvironment }
 }
 
 // MARK: Errors

@@ -1,4 +1,5 @@
 import Foundation
+import MemoryTestSupport
 import Synchronization
 
 /// The `mempressure` executable built beside these tests, run as a user would.
@@ -42,20 +43,9 @@ enum Tool {
 
     /// `mempressure` in the build directory this test runs from.
     static func executable() throws -> URL {
-        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        var directory = testBinary.deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appending(path: "mempressure")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw NotBuilt(testBinary: testBinary.path)
+        try builtExecutable(named: "mempressure")
     }
 
-    struct NotBuilt: Error, CustomStringConvertible {
-        let testBinary: String
-        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
-    }
 
     /// A new, empty directory under the temporary directory; the caller removes it.
     static func temporaryDirectory() throws -> URL {

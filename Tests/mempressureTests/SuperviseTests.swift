@@ -2,6 +2,7 @@ import Foundation
 import MemoryPressure
 @testable import mempressure
 import Synchronization
+import MemoryTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -323,20 +324,9 @@ enum SuperviseTool {
 
     /// `mempressure` in the build directory these tests run from.
     static func executable() throws -> URL {
-        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        var directory = testBinary.deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appending(path: "mempressure")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw NotBuilt(testBinary: testBinary.path)
+        try builtExecutable(named: "mempressure")
     }
 
-    struct NotBuilt: Error, CustomStringConvertible {
-        let testBinary: String
-        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
-    }
 
     /// A new, empty directory; the caller removes it.
     static func temporaryDirectory() throws -> String {

@@ -62,7 +62,7 @@ public struct ProcessSpecification: Hashable, Sendable {
     }
 
     /// The host's environment, as `environ` holds it.
-    static var hostEnvironment: [String: String] {
+    package static var hostEnvironment: [String: String] {
         var environment: [String: String] = [:]
         var cursor = environ
         while let entry = cursor.pointee {
