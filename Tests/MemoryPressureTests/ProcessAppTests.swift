@@ -13,9 +13,10 @@ import Testing
 /// themselves, the warning channels, and bad input.
 @Suite(.serialized)
 struct ProcessAppTests {
-    /// Short deadlines, so that a test that waits for one does not take 5 s.
+    /// Short deadlines, so that a test that waits for one does not take 5 s; long enough for a shell
+    /// to run its SIGTERM trap on a loaded machine.
     static let configuration = try! AppConfiguration(
-        backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(400), backgroundTaskTimeLimit: .seconds(30)
+        backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(1500), backgroundTaskTimeLimit: .seconds(30)
     )
 
     static func system(warningAt residentBytes: ScriptedSampleSource? = nil) throws -> MemorySystem {
