@@ -86,6 +86,8 @@ let package = Package(
             name: "mempressure",
             dependencies: [
                 "MemoryPressure",
+                // `mempressure app-process`: the tool as a child of `run --processes`.
+                "MemoryPressureClient",
                 "MemoryPressureSimulation",
                 "Jemalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

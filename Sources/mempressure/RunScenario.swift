@@ -52,6 +52,12 @@ struct RunScenario: AsyncParsableCommand {
     @Flag(help: "Print plain progress lines, one a second, instead of the live display.")
     var quiet = false
 
+    @Flag(help: ArgumentHelp(
+        "Run each app as a child process (this tool, re-executed) instead of in this process.",
+        discussion: RunProcesses.differences
+    ))
+    var processes = false
+
     func run() async throws {
         let logger = Self.logger
         let limits = MemoryLimits.current(logger: logger)
@@ -67,6 +73,7 @@ struct RunScenario: AsyncParsableCommand {
         let outputs = try OutputFiles(report: report, timeline: timeline, chart: chart)
         var options = SimulationOptions(limits: limits, logger: logger)
         options.manager = !noManager
+        if processes { options.processes = try RunProcesses.options() }
         let simulation = try Simulation(scenario: chosen, options: options)
 
         // Standard output may be a pipe whose reader goes away: its writes then fail with EPIPE,
@@ -74,12 +81,14 @@ struct RunScenario: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         var output = StandardOutput()
         output.write("mempressure: scenario \(chosen.name.escapedForTerminal()) (\(chosen.apps.count) apps, budget \(ByteCount(chosen.budgetBytes)), "
-            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")\n")
+            + "\(chosen.duration.components.seconds) s, seed \(chosen.seed)), manager \(noManager ? "off" : "on")"
+            + (processes ? ", apps as child processes" : "") + "\n")
         let display = ProgressDisplay(live: !quiet && isatty(STDOUT_FILENO) != 0)
         Interruption.install()
         let result = try await Interruption.cancelling { try await display.follow(simulation) }
         try Self.stopIfInterrupted(written: false)
         output.write(SummaryTable(report: result.report).text)
+        if processes { output.write(RunProcesses.summary(of: result.report)) }
         try outputs.write(result)
         try Self.stopIfInterrupted(written: true)
         let violations = result.report.invariantViolations

@@ -89,6 +89,25 @@ package struct SimulationReport: Codable, Hashable, Sendable {
         package var atSeconds: Double
         /// The bytes its termination gave back.
         package var reclaimedBytes: Int
+        /// How its child process ended (`TerminationRecord.processExit`), with `--processes`;
+        /// left out otherwise.
+        package var processExit: String?
+    }
+
+    /// One app's child process, with `--processes`, as sampled with the footprint.
+    package struct ProcessPeak: Codable, Hashable, Sendable {
+        /// The app.
+        package var app: String
+        /// The largest footprint its process had (`ProcessAppStatus.footprintBytes`), over its launches.
+        package var peakFootprintBytes: Int
+        /// The pids of its processes, one a launch seen running, in order.
+        package var pids: [Int32]
+        /// How its process is frozen when suspended (`ProcessAppStatus.freezeMechanism`); null when
+        /// it was never seen running.
+        package var freezeMechanism: String?
+        /// Samples taken while it ran, and of them those that found it frozen.
+        package var samples: Int
+        package var frozenSamples: Int
     }
 
     /// The scenario's name.
@@ -173,5 +192,22 @@ package struct SimulationReport: Codable, Hashable, Sendable {
         package var atStart: Int
         /// After every app was terminated and had let go of its memory.
         package var afterShutdown: Int
+    }
+
+    /// With `--processes`, each app's child process: its peak footprint, pids and freezer; left out
+    /// (nil) when the apps run in this process.
+    package var processes: [ProcessPeak]?
+    /// With `--processes`, how the children still running at the end were ended by the shutdown
+    /// (`TerminationRecord.processExit`), by app; left out otherwise.
+    package var shutDownExits: [ShutDownExit]?
+
+    /// How an app's child process ended at the shutdown.
+    package struct ShutDownExit: Codable, Hashable, Sendable {
+        /// The app.
+        package var app: String
+        /// The state it was in.
+        package var state: String
+        /// How its process ended.
+        package var processExit: String
     }
 }

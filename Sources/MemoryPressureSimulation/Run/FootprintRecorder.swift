@@ -6,11 +6,15 @@ import Synchronization
 final class FootprintRecorder: Sendable {
     private let samples = Mutex<[Timeline.Sample]>([])
     private let start: ContinuousClock.Instant
+    /// Bytes held outside this process to add to each sample (the apps' child processes), or nil.
+    private let outsideBytes: (@Sendable () -> Int)?
 
     /// A recorder whose buffer is reserved for `expectedCount` samples now, so recording does not
-    /// grow the process's allocations as the run goes on.
-    init(start: ContinuousClock.Instant, expectedCount: Int) {
+    /// grow the process's allocations as the run goes on. `outsideBytes`, when given, is read at
+    /// each sample and added to the process's own footprint.
+    init(start: ContinuousClock.Instant, expectedCount: Int, outsideBytes: (@Sendable () -> Int)? = nil) {
         self.start = start
+        self.outsideBytes = outsideBytes
         samples.withLock { $0.reserveCapacity(expectedCount) }
     }
 
@@ -28,7 +32,8 @@ final class FootprintRecorder: Sendable {
 
     /// Records one sample now.
     func record(level: PressureLevel, foreground: AppIdentifier?) {
-        guard let footprint = try? ProcessMemory.current().residentBytes else { return }
+        guard var footprint = try? ProcessMemory.current().residentBytes else { return }
+        if let outsideBytes { footprint += outsideBytes() }
         let sample = Timeline.Sample(
             seconds: (ContinuousClock.now - start).inSeconds, footprintBytes: footprint,
             level: level, foreground: foreground?.rawValue

@@ -44,6 +44,9 @@ final class InvariantChecker: Sendable {
         /// system's own bookkeeping hears of a termination first and closes the app's heap, so the
         /// app's footprint read when the checker hears of it is already what is left.
         var terminationFootprints: [AppIdentifier: Int] = [:]
+        /// With process apps: the memory warnings their delegates were called with, in order, until
+        /// the fan-out they belong to is checked.
+        var processWarnings: [(app: AppIdentifier, time: ContinuousClock.Instant)] = []
         var violations: [String] = []
     }
 
@@ -51,12 +54,17 @@ final class InvariantChecker: Sendable {
     private let footprint: @Sendable (AppIdentifier) -> Int
     private let journal: AppJournal
     private let start: ContinuousClock.Instant
+    /// Whether the apps are process apps, whose delegates (in other processes) write nothing in the
+    /// journal: a warning's receipts are then the `didReceiveMemoryWarning` callbacks the system
+    /// made during its fan-out, and no app has view controllers or observers in this process.
+    private let processApps: Bool
 
-    /// A checker reading app footprints with `footprint` and warning receipts from `journal`;
-    /// violations are timed from `start`.
-    init(journal: AppJournal, start: ContinuousClock.Instant, footprint: @escaping @Sendable (AppIdentifier) -> Int) {
+    /// A checker reading app footprints with `footprint` and warning receipts from `journal` (or,
+    /// for `processApps`, from the callbacks); violations are timed from `start`.
+    init(journal: AppJournal, start: ContinuousClock.Instant, processApps: Bool = false, footprint: @escaping @Sendable (AppIdentifier) -> Int) {
         self.journal = journal
         self.start = start
+        self.processApps = processApps
         self.footprint = footprint
     }
 
@@ -92,6 +100,7 @@ final class InvariantChecker: Sendable {
         case .callback(let app, let callback):
             state.withLock { state in
                 if callback == .willTerminate { state.willTerminate[app] = time }
+                if processApps, callback == .didReceiveMemoryWarning { state.processWarnings.append((app, time)) }
                 if state.states[app] == .suspended {
                     let problem = switch callback {
                     case .willTerminate: "willTerminate came after it was suspended"
@@ -189,7 +198,8 @@ final class InvariantChecker: Sendable {
         raisedAt warning: ContinuousClock.Instant, duration: Duration,
         reached: (delegates: Int, viewControllers: Int, observers: Int), timedOut: Set<AppIdentifier> = []
     ) {
-        let receipts = journal.takeReceipts(of: warning).filter { !timedOut.contains($0.key) }
+        let receipts = (processApps ? takeProcessReceipts(from: warning, to: warning + duration) : journal.takeReceipts(of: warning))
+            .filter { !timedOut.contains($0.key) }
         var problems: [String] = []
         for (app, receipt) in receipts.sorted(by: { $0.key < $1.key }) {
             if receipt.delegates != 1 {
@@ -219,6 +229,19 @@ final class InvariantChecker: Sendable {
         guard !problems.isEmpty else { return }
         state.withLock { state in
             state.violations += problems.map { at(warning) + "memory warning \($0)" }
+        }
+    }
+
+    /// The process apps' delegate receipts of the fan-out from `begin` to `end`: the
+    /// `didReceiveMemoryWarning` callbacks made then. Earlier ones (of fan-outs not reported) go.
+    private func takeProcessReceipts(from begin: ContinuousClock.Instant, to end: ContinuousClock.Instant) -> [AppIdentifier: AppJournal.WarningReceipt] {
+        state.withLock { state in
+            var receipts: [AppIdentifier: AppJournal.WarningReceipt] = [:]
+            for call in state.processWarnings where begin <= call.time && call.time <= end {
+                receipts[call.app, default: AppJournal.WarningReceipt()].delegates += 1
+            }
+            state.processWarnings.removeAll { $0.time <= end }
+            return receipts
         }
     }
 

@@ -74,13 +74,26 @@ package final class Simulation: Sendable {
         let system = try makeSystem(archive: stateDirectory)
         let journal = AppJournal()
         let apps = try register(in: system, journal: journal)
+        // With process apps, each record samples the children too: their peaks, and their bytes in
+        // the timeline's footprint.
+        let sampler = options.processes.map { _ in ProcessSampler(system: system, apps: scenario.apps.map(\.name)) }
         let start = ContinuousClock.now
+        let expectedCount = Int(scenario.duration / options.recordInterval) + 64
+        let recorder = sampler.map { sampler in FootprintRecorder(start: start, expectedCount: expectedCount) { sampler.sample() } }
+            ?? FootprintRecorder(start: start, expectedCount: expectedCount)
         let parts = LiveParts(
-            start: start, system: system, journal: journal, recorder: FootprintRecorder(start: start, expectedCount: Int(scenario.duration / options.recordInterval) + 64),
+            start: start, system: system, journal: journal, recorder: recorder,
             tally: EventTally(start: start), driver: SimulationDriver(apps: apps, spikeChunkPause: options.spikeChunkPause)
         )
-        let checker = InvariantChecker(journal: journal, start: start) { system.footprint(of: $0).totalBytes }
-        let lifecycleObservation = system.lifecycleEvents.observe { checker.observe($0) }
+        let checker = InvariantChecker(journal: journal, start: start, processApps: sampler != nil) { system.footprint(of: $0).totalBytes }
+        let lifecycleObservation = sampler == nil
+            ? system.lifecycleEvents.observe { checker.observe($0) }
+            : system.lifecycleEvents.observe { event in
+                checker.observe(event)
+                // A process app's delegate is in its child: its launches are counted here (relaunches,
+                // with no state saved to restore).
+                if case .stateChanged(let app, .notRunning, _) = event { _ = journal.recordLaunch(of: app, restored: nil, failure: nil) }
+            }
         let monitorObservation = system.monitor.events.observe { event in
             if case .change(let change) = event { parts.tally.count(change) }
         }
@@ -122,8 +135,14 @@ package final class Simulation: Sendable {
         }
         lifecycleObservation.cancel()
         monitorObservation.cancel()
-        let result = makeResult(parts: parts, checker: checker, duration: end - start)
-        _ = await system.shutDown()
+        var result = makeResult(parts: parts, checker: checker, duration: end - start)
+        let shutDown = await system.shutDown()
+        if let sampler {
+            result.report.processes = sampler.report
+            result.report.shutDownExits = shutDown.compactMap { record in
+                record.processExit.map { .init(app: record.app.rawValue, state: record.state.description, processExit: $0.description) }
+            }.sorted { $0.app < $1.app }
+        }
         live.withLock { $0 = nil }
         return (result, allocatedAtStart)
     }
@@ -157,8 +176,15 @@ package final class Simulation: Sendable {
             let context = AppContext(registry: system.registry, journal: journal, seed: scenario.seed, index: index + 1)
             let profile = scenarioApp.profile
             do {
-                apps[scenarioApp.name] = try system.register(scenarioApp.name) {
-                    SimulatedAppDelegate(profile: profile, context: context)
+                if let processes = options.processes {
+                    apps[scenarioApp.name] = try system.register(
+                        scenarioApp.name, process: processes.specification(scenarioApp, index + 1, scenario.seed),
+                        configuration: .default, limits: .none, options: ProcessAppOptions(channel: .client)
+                    )
+                } else {
+                    apps[scenarioApp.name] = try system.register(scenarioApp.name) {
+                        SimulatedAppDelegate(profile: profile, context: context)
+                    }
                 }
             } catch {
                 throw SimulationError(.runFailed, "\(error)")
@@ -219,7 +245,8 @@ package final class Simulation: Sendable {
                 .init(
                     app: record.app.rawValue, state: record.state.description, footprintBytes: record.footprintBytes,
                     reason: record.reason.description, step: record.step?.description,
-                    atSeconds: (record.time - parts.start).inSeconds, reclaimedBytes: record.returnedBytes
+                    atSeconds: (record.time - parts.start).inSeconds, reclaimedBytes: record.returnedBytes,
+                    processExit: record.processExit?.description
                 )
             },
             relaunches: restorations.relaunches, restoredStates: restorations.restored, lostStates: restorations.lost,

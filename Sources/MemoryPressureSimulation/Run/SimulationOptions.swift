@@ -20,6 +20,9 @@ package struct SimulationOptions: Sendable {
     package var spikeChunkPause: Duration = .milliseconds(20)
     /// Where the apps archive their state; nil for a new temporary directory, removed afterwards.
     package var stateDirectory: FilePath?
+    /// Runs each app as a child process instead of in this process, started as this gives; nil
+    /// (the default) for in-process apps. See ``ProcessApps``.
+    package var processes: ProcessApps?
     /// The machine's limits the budget is checked against.
     package var limits: MemoryLimits
     /// Where the memory system logs.
@@ -29,5 +32,23 @@ package struct SimulationOptions: Sendable {
     package init(limits: MemoryLimits, logger: Logger) {
         self.limits = limits
         self.logger = logger
+    }
+}
+
+extension SimulationOptions {
+    /// How a simulation runs its apps as child processes (`mempressure run --processes`): each
+    /// scenario app is registered as a process app on the client channel
+    /// (`MemorySystem.register(_:process:configuration:limits:options:)`), running what
+    /// `specification` gives for it, a program that links MemoryPressureClient and allocates as
+    /// its profile says on its callbacks. The plan is the same; what the driver cannot hand a
+    /// process (activity slices, spikes, background tasks) the child does by itself or not at all.
+    package struct ProcessApps: Sendable {
+        /// The process of the app at `index` (1 for the first) of a scenario with `seed`.
+        package var specification: @Sendable (_ app: ScenarioApp, _ index: Int, _ seed: UInt64) -> ProcessSpecification
+
+        /// Apps started as `specification` gives.
+        package init(specification: @escaping @Sendable (_ app: ScenarioApp, _ index: Int, _ seed: UInt64) -> ProcessSpecification) {
+            self.specification = specification
+        }
     }
 }
