@@ -14,9 +14,8 @@ import Synchronization
 /// kernel (``moved(_:from:to:)``) and kills the child as the app is terminated
 /// (``terminated(_:)``); the exit watch turns a child that ends by itself into a termination.
 ///
-/// The lock guards the tables only. Kernel calls on a child (freezing, signals, the kill) are made
-/// outside it; reading the children's footprints for a sample is made under it, file reads that
-/// allocate nothing.
+/// The lock guards the tables only. Kernel calls on a child (freezing, signals, the kill, reading
+/// its footprint) are made outside it.
 final class ProcessApps: Sendable {
     /// What a process app runs, registered once.
     private struct Registration: Sendable {
@@ -56,7 +55,23 @@ final class ProcessApps: Sendable {
 
     private struct State {
         var registrations: [AppIdentifier: Registration] = [:]
-        var running: [AppIdentifier: Running] = [:]
+        /// The running children, by app. Changed only through ``setRunning(_:for:)``.
+        private(set) var running: [AppIdentifier: Running] = [:]
+        /// The same children as a list that a sample takes with a retain (no copy, no allocation)
+        /// and reads outside the lock.
+        private(set) var runningList: [Running] = []
+
+        /// Sets (or, with nil, removes) `identifier`'s running child; returns the one it replaces.
+        @discardableResult
+        mutating func setRunning(_ child: Running?, for identifier: AppIdentifier) -> Running? {
+            let previous = running[identifier]
+            running[identifier] = child
+            if previous != nil || child != nil {
+                running.shrinkIfSparse()
+                runningList = Array(running.values)
+            }
+            return previous
+        }
         /// Apps whose termination has begun: their child's own exit is the termination's, not news.
         var terminating: Set<AppIdentifier> = []
         /// How each app's last child ended, until its termination record takes it.
@@ -177,8 +192,7 @@ final class ProcessApps: Sendable {
         let replaced = state.withLock { state in
             state.terminating.remove(identifier)
             state.exits[identifier] = nil
-            defer { state.running[identifier] = running }
-            return state.running[identifier]
+            return state.setRunning(running, for: identifier)
         }
         if let replaced { stop(replaced) }
         exitWatch.watch(child) { [weak self] termination in self?.ended(identifier, child: child, termination) }
@@ -201,7 +215,7 @@ final class ProcessApps: Sendable {
             guard state.running[identifier]?.child === child else { return false }
             state.exits[identifier] = exit
             guard !state.terminating.contains(identifier) else { return false }
-            state.running[identifier] = nil
+            state.setRunning(nil, for: identifier)
             return true
         }
         guard news else { return }
@@ -272,8 +286,7 @@ final class ProcessApps: Sendable {
     func terminated(_ identifier: AppIdentifier) {
         let running = state.withLock { state in
             state.terminating.remove(identifier)
-            defer { state.running.shrinkIfSparse() }
-            return state.running.removeValue(forKey: identifier)
+            return state.setRunning(nil, for: identifier)
         }
         guard let running else { return }
         let exit = stop(running)
@@ -298,18 +311,17 @@ final class ProcessApps: Sendable {
     /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
     /// PSS; 0 when it runs none.
     func footprintBytes(of identifier: AppIdentifier) -> Int {
-        state.withLock { state in
-            state.running[identifier]?.footprintBytes ?? 0
-        }
+        running(identifier)?.footprintBytes ?? 0
     }
 
-    /// The footprints of every running child, for a sample; nil when there is none.
+    /// The footprints of every running child, for a sample; nil when there is none. The files are
+    /// read outside the lock (about 20 µs a child through its cgroup), so launches, state changes
+    /// and terminations never wait behind a sample.
     func totalFootprintBytes() -> Int? {
-        state.withLock { state in
-            guard !state.running.isEmpty else { return nil }
-            return state.running.values.reduce(0) { total, running in
-                total.addingClamped(running.currentFootprintBytes ?? 0)
-            }
+        let children = state.withLock { $0.runningList }
+        guard !children.isEmpty else { return nil }
+        return children.reduce(0) { total, running in
+            total.addingClamped(running.currentFootprintBytes ?? 0)
         }
     }
 }
