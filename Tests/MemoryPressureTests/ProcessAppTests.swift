@@ -8,357 +8,361 @@ import Synchronization
 import SystemPackage
 import Testing
 
-/// Child processes as apps, through the public API, against the real kernel: each state mapped to
-/// the freezer and `oom_score_adj`, terminations as lmkd makes them, processes that end by
-/// themselves, the warning channels, and bad input.
-@Suite(.serialized)
-struct ProcessAppTests {
-    /// Short deadlines, so that a test that waits for one does not take 5 s; long enough for a shell
-    /// to run its SIGTERM trap on a loaded machine.
-    static let configuration = try! AppConfiguration(
-        backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(1500), backgroundTaskTimeLimit: .seconds(30)
-    )
-
-    static func system(warningAt residentBytes: ScriptedSampleSource? = nil) throws -> MemorySystem {
-        var configuration = try MemorySystem.Configuration.test(targetBytes: 256 * mebibyte)
-        if let residentBytes { configuration.monitor.sources = [residentBytes] }
-        configuration.logger = silentLogger
-        return try MemorySystem(configuration: configuration)
-    }
-
-    // MARK: The lifecycle in the kernel
-
-    @Test(arguments: [nil, FreezeMechanism.stopSignal])
-    func suspensionFreezesTheProcessAndTheForegroundThawsIt(freezer: FreezeMechanism?) async throws {
-        let system = try Self.system()
-        let app = try system.register(
-            .test("spinner"), process: .shell("while :; do :; done"), configuration: Self.configuration,
-            options: ProcessAppOptions(freezeMechanism: freezer)
+// Nested in the serialized ChildProcessTests: its checks that no child cgroup is left count every
+// cgroup this process made, so no other test may make children while they run.
+extension ChildProcessTests {
+    /// Child processes as apps, through the public API, against the real kernel: each state mapped to
+    /// the freezer and `oom_score_adj`, terminations as lmkd makes them, processes that end by
+    /// themselves, the warning channels, and bad input.
+    @Suite(.serialized)
+    struct ProcessAppTests {
+        /// Short deadlines, so that a test that waits for one does not take 5 s; long enough for a shell
+        /// to run its SIGTERM trap on a loaded machine.
+        static let configuration = try! AppConfiguration(
+            backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(1500), backgroundTaskTimeLimit: .seconds(30)
         )
-        #expect(try await app.launch() == .active)
-        let running = try #require(system.process(of: app.identifier))
-        #expect(!running.isFrozen)
-        #expect(try oomScoreAdjustment(running.pid) == 0, "the foreground is the last the kernel would pick")
-        if let freezer { #expect(running.freezeMechanism == freezer) }
 
-        #expect(try await app.enterBackground() == .suspended)
-        let suspended = try #require(system.process(of: app.identifier))
-        #expect(suspended.pid == running.pid)
-        #expect(suspended.isFrozen)
-        #expect(try oomScoreAdjustment(running.pid) == AppImportance.service.oomScoreAdjustmentOfASuspendedApp)
-        let frozenAt = try cpuTicks(running.pid)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(try cpuTicks(running.pid) == frozenAt, "a frozen process runs no code")
-
-        #expect(try await app.enterForeground() == .active)
-        #expect(system.process(of: app.identifier)?.isFrozen == false)
-        #expect(try oomScoreAdjustment(running.pid) == 0)
-        #expect(await eventually { (try? cpuTicks(running.pid)).map { $0 > frozenAt } ?? false }, "it runs again")
-
-        #expect(try await app.terminate(reason: .explicit) == .notRunning)
-        #expect(await eventually { !isAlive(running.pid) }, "killed and reaped")
-        #expect(system.process(of: app.identifier) == nil)
-        let record = try #require(await eventuallyRecord(of: app.identifier, in: system))
-        #expect(record.reason == .explicit)
-        guard case .signaled(let signal, _, _, _) = record.processExit else {
-            Issue.record("a spinning shell ends by our signal, not \(String(describing: record.processExit))")
-            return
+        static func system(warningAt residentBytes: ScriptedSampleSource? = nil) throws -> MemorySystem {
+            var configuration = try MemorySystem.Configuration.test(targetBytes: 256 * mebibyte)
+            if let residentBytes { configuration.monitor.sources = [residentBytes] }
+            configuration.logger = silentLogger
+            return try MemorySystem(configuration: configuration)
         }
-        #expect([SIGTERM, SIGKILL].contains(signal))
-    }
 
-    @Test func aSuspendedProcessIsKilledAtOnceWithoutACallback() async throws {
-        let directory = try TemporaryDirectory()
-        let heard = directory.path.appending("heard").string
-        let system = try Self.system()
-        let app = try system.register(
-            .test("quiet"), process: .shell("trap 'echo term >> \(heard)' TERM; while :; do sleep 0.05; done"),
-            configuration: Self.configuration
-        )
-        try await app.launch()
-        #expect(try await app.enterBackground() == .suspended)
-        let pid = try #require(system.process(of: app.identifier)).pid
-        let start = ContinuousClock.now
-        #expect(try await app.terminate(reason: .systemPressure) == .notRunning)
-        #expect(await eventually { !isAlive(pid) })
-        #expect(ContinuousClock.now - start < Self.configuration.terminationDeadline * 10)
-        let record = try #require(await eventuallyRecord(of: app.identifier, in: system))
-        #expect(record.state == .suspended)
-        #expect(record.processExit == .signaled(signal: SIGKILL, coreDumped: false, bySystem: true, byKernelOOMKiller: false)
-            || record.processExit == .signaled(signal: SIGKILL, coreDumped: false, bySystem: true, byKernelOOMKiller: nil))
-        #expect((try? KernelFile.read(FilePath(heard))) == nil, "a suspended app runs no code, not even a SIGTERM handler")
-    }
+        // MARK: The lifecycle in the kernel
 
-    @Test func aRunningProcessGetsSIGTERMAndDiesAtTheDeadlineWhenItIgnoresIt() async throws {
-        let directory = try TemporaryDirectory()
-        let heard = directory.path.appending("heard").string
-        let system = try Self.system()
-        let polite = try system.register(
-            .test("polite"), process: .shell("trap 'echo term >> \(heard); exit 0' TERM; while :; do sleep 0.05; done"),
-            configuration: Self.configuration
-        )
-        let stubborn = try system.register(
-            .test("stubborn"), process: .shell("trap '' TERM; while :; do sleep 0.05; done"), configuration: Self.configuration
-        )
-        try await polite.launch()
-        try await stubborn.launch()
-        let stubbornPid = try #require(system.process(of: stubborn.identifier)).pid
+        @Test(arguments: [nil, FreezeMechanism.stopSignal])
+        func suspensionFreezesTheProcessAndTheForegroundThawsIt(freezer: FreezeMechanism?) async throws {
+            let system = try Self.system()
+            let app = try system.register(
+                .test("spinner"), process: .shell("while :; do :; done"), configuration: Self.configuration,
+                options: ProcessAppOptions(freezeMechanism: freezer)
+            )
+            #expect(try await app.launch() == .active)
+            let running = try #require(system.process(of: app.identifier))
+            #expect(!running.isFrozen)
+            #expect(try oomScoreAdjustment(running.pid) == 0, "the foreground is the last the kernel would pick")
+            if let freezer { #expect(running.freezeMechanism == freezer) }
 
-        #expect(try await polite.terminate(reason: .explicit) == .notRunning)
-        #expect(try KernelFile.read(FilePath(heard)).contains("term"), "a running app hears SIGTERM")
-        let politeRecord = try #require(await eventuallyRecord(of: polite.identifier, in: system))
-        #expect(politeRecord.processExit == .exited(status: 0))
-        #expect(politeRecord.footprintBytes > 0, "what it held while it ran, though it exited on SIGTERM before the record")
-
-        let start = ContinuousClock.now
-        try await stubborn.terminate(reason: .explicit)
-        #expect(await eventually { !isAlive(stubbornPid) })
-        #expect(ContinuousClock.now - start >= Self.configuration.terminationDeadline / 2, "it had until its deadline")
-        let record = try #require(await eventuallyRecord(of: stubborn.identifier, in: system))
-        guard case .signaled(SIGKILL, _, true, _) = record.processExit else {
-            Issue.record("killed by the system's SIGKILL, not \(String(describing: record.processExit))")
-            return
-        }
-    }
-
-    // MARK: The ladder
-
-    @Test func theLadderKillsTheLargestSuspendedProcessAndStopsOnceItsMemoryIsBack() async throws {
-        let source = ScriptedSampleSource(residentBytes: 0)
-        let system = try Self.system(warningAt: source)
-        let directory = try TemporaryDirectory()
-        let filled = directory.path.appending("filled").string
-        // A shell holding 48 MiB in a variable, and one holding next to nothing.
-        let large = try system.register(
-            .test("large"), process: .shell("x=$(head -c 50331648 /dev/zero | tr '\\0' a); touch \(filled); while :; do sleep 1; done"),
-            configuration: Self.configuration
-        )
-        let small = try system.register(.test("small"), process: .shell("while :; do sleep 1; done"), configuration: Self.configuration)
-        for app in [large, small] {
-            try await app.launch()
-        }
-        #expect(await eventually { access(filled, F_OK) == 0 }, "the variable is filled")
-        #expect(system.footprint(of: large.identifier).processBytes >= 44 * mebibyte)
-        for app in [large, small] {
             #expect(try await app.enterBackground() == .suspended)
-        }
-        let largePid = try #require(system.process(of: large.identifier)).pid
-        let smallBytes = system.footprint(of: small.identifier).processBytes
-        #expect(smallBytes > 0 && smallBytes < 16 * mebibyte)
-        // Over critical with the large process; under the target without it.
-        let budget = system.budget
-        let resident = budget.bytes(enteringAbove: .critical) - 40 * mebibyte
-        #expect(resident + smallBytes < system.targetBytes)
-        try await system.running {
-            source.set(residentBytes: resident, stall: nil)
-            #expect(await eventually { large.state == .notRunning })
-            #expect(await eventually { !isAlive(largePid) })
+            let suspended = try #require(system.process(of: app.identifier))
+            #expect(suspended.pid == running.pid)
+            #expect(suspended.isFrozen)
+            #expect(try oomScoreAdjustment(running.pid) == AppImportance.service.oomScoreAdjustmentOfASuspendedApp)
+            let frozenAt = try cpuTicks(running.pid)
             try await Task.sleep(for: .milliseconds(300))
-        }
-        #expect(small.state == .suspended, "one kill was enough: the ladder measured once its memory was back")
-        let record = try #require(system.terminations.first { $0.app == large.identifier })
-        #expect(record.reason == .systemPressure)
-        #expect(record.step == .terminateSuspended)
-        #expect(record.footprintBytes >= 44 * mebibyte)
-        await system.shutDown()
-    }
+            #expect(try cpuTicks(running.pid) == frozenAt, "a frozen process runs no code")
 
-    // MARK: Processes that end by themselves
+            #expect(try await app.enterForeground() == .active)
+            #expect(system.process(of: app.identifier)?.isFrozen == false)
+            #expect(try oomScoreAdjustment(running.pid) == 0)
+            #expect(await eventually { (try? cpuTicks(running.pid)).map { $0 > frozenAt } ?? false }, "it runs again")
 
-    @Test func aProcessThatExitsOrCrashesIsATerminationWithItsReason() async throws {
-        let system = try Self.system()
-        let exits = try system.register(.test("exits"), process: .shell("sleep 0.1; exit 3"), configuration: Self.configuration)
-        let crashes = try system.register(.test("crashes"), process: .shell("sleep 0.1; kill -SEGV $$"), configuration: Self.configuration)
-        try await exits.launch()
-        try await crashes.launch()
-        #expect(await eventually { exits.state == .notRunning && crashes.state == .notRunning })
-        #expect(exits.terminationReason == .processExited)
-        #expect(crashes.terminationReason == .processKilled)
-        #expect(try #require(await eventuallyRecord(of: exits.identifier, in: system)).processExit == .exited(status: 3))
-        let crash = try #require(await eventuallyRecord(of: crashes.identifier, in: system))
-        guard case .signaled(SIGSEGV, _, false, _) = crash.processExit else {
-            Issue.record("a crash is its own signal, not ours: \(String(describing: crash.processExit))")
-            return
-        }
-        // Its next launch hears why it ended, and runs again.
-        #expect(try await exits.launch() == .active)
-        #expect(exits.launchOptions.previousTermination == .processExited)
-        await system.shutDown()
-    }
-
-    @Test func aProcessAppInTheBackgroundThatRunsIsNeverSuspended() async throws {
-        let system = try Self.system()
-        let app = try system.register(
-            .test("indexer"), process: .shell("while :; do sleep 0.05; done"), configuration: Self.configuration,
-            options: ProcessAppOptions(inBackground: .run)
-        )
-        try await app.launch()
-        #expect(try await app.enterBackground() == .background)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(app.state == .background)
-        let status = try #require(system.process(of: app.identifier))
-        #expect(!status.isFrozen)
-        #expect(try oomScoreAdjustment(status.pid) == AppImportance.service.oomScoreAdjustment(in: .background))
-        await system.shutDown()
-        #expect(await eventually { !isAlive(status.pid) })
-    }
-
-    // MARK: Warnings through the channels
-
-    @Test func aMemoryWarningReachesTheProcessThroughSystemdsProtocolAndThroughASignal() async throws {
-        let directory = try TemporaryDirectory()
-        let fifoOutput = directory.path.appending("fifo").string
-        let signalOutput = directory.path.appending("signal").string
-        let source = ScriptedSampleSource(residentBytes: 0)
-        let system = try Self.system(warningAt: source)
-        // A watcher as MEMORY_PRESSURE.md describes one: it opens the FIFO and reads a warning.
-        let watcher = try system.register(
-            .test("watcher"),
-            process: .shell("test -p \"$MEMORY_PRESSURE_WATCH\" && head -c 1 \"$MEMORY_PRESSURE_WATCH\" > /dev/null && echo warned > \(fifoOutput); sleep 30"),
-            configuration: Self.configuration, options: ProcessAppOptions(channel: .systemd)
-        )
-        let handler = try system.register(
-            .test("handler"),
-            process: .shell("trap 'echo warned > \(signalOutput)' USR1; while :; do sleep 0.05; done"),
-            configuration: Self.configuration, options: ProcessAppOptions(channel: .signal(SIGUSR1))
-        )
-        try await watcher.launch()
-        try await handler.launch()
-        let budget = system.budget
-        try await system.running {
-            source.set(residentBytes: budget.bytes(enteringAbove: .warning) + 1, stall: nil)
-            #expect(await eventually { (try? KernelFile.read(FilePath(fifoOutput)))?.contains("warned") == true })
-            #expect(await eventually { (try? KernelFile.read(FilePath(signalOutput)))?.contains("warned") == true })
-            source.set(residentBytes: 0, stall: nil)
-        }
-        await system.shutDown()
-    }
-
-    @Test func aSwiftChildHearsEveryCallbackInOrderThroughTheClientAndAnswersEach() async throws {
-        let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
-        let directory = try TemporaryDirectory()
-        let log = directory.path.appending("callbacks").string
-        let source = ScriptedSampleSource(residentBytes: 0)
-        let system = try Self.system(warningAt: source)
-        var environment = ClientChannelTests.sanitizerEnvironment
-        environment["CLIENT_FIXTURE_LOG"] = log
-        environment["CLIENT_FIXTURE_BALLAST_BYTES"] = "\(32 * mebibyte)"
-        let app = try system.register(
-            .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
-            configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
-        )
-        #expect(try await app.launch() == .active)
-        #expect(try ClientChannelTests.lines(log) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
-        #expect(try await app.enterBackground() == .suspended)
-        #expect(try await app.enterForeground() == .active)
-        #expect(try ClientChannelTests.lines(log).suffix(4) == ["willResignActive", "didEnterBackground", "willEnterForeground", "didBecomeActive"])
-
-        // A warning reaches the child, which frees half its ballast and answers.
-        let before = system.footprint(of: app.identifier).processBytes
-        #expect(before >= 32 * mebibyte)
-        let budget = system.budget
-        try await system.running {
-            source.set(residentBytes: budget.bytes(enteringAbove: .warning) + 1, stall: nil)
-            #expect(await eventually { (try? ClientChannelTests.lines(log))?.contains("ballast \(16 * mebibyte)") == true })
-            source.set(residentBytes: 0, stall: nil)
-        }
-        #expect(try ClientChannelTests.lines(log).contains { $0.hasPrefix("didReceiveMemoryWarning ") })
-        #expect(await eventually { system.footprint(of: app.identifier).processBytes <= before - 12 * mebibyte }, "the freed memory is gone from its footprint")
-
-        // willTerminate is answered, and the child then exits by itself.
-        #expect(try await app.terminate(reason: .explicit) == .notRunning)
-        #expect(try ClientChannelTests.lines(log).last == "willTerminate")
-        let exit = try #require(await eventuallyRecord(of: app.identifier, in: system)).processExit
-        // It exits by itself once it has answered; on a loaded machine the SIGTERM may come first.
-        #expect(exit == .exited(status: 0) || exit == .signaled(signal: SIGTERM, coreDumped: false, bySystem: false, byKernelOOMKiller: false),
-                "\(String(describing: exit))")
-    }
-
-    @Test func aClientChildThatDoesNotAnswerOverrunsItsDeadlineAndIsTerminated() async throws {
-        let system = try Self.system()
-        // A child given the channel that never reads it: its launch callbacks are never answered.
-        let app = try system.register(
-            .test("silent"), process: .shell("sleep 30"),
-            configuration: try AppConfiguration(launchDeadline: .milliseconds(500)),
-            options: ProcessAppOptions(channel: .client)
-        )
-        let start = ContinuousClock.now
-        _ = try await app.launch()
-        #expect(ContinuousClock.now - start >= .milliseconds(250), "it had until its launch deadline")
-        #expect(app.state == .notRunning)
-        #expect(app.terminationReason == .launchDeadline, "an unanswered launch is the iOS watchdog's launch timeout")
-    }
-
-    // MARK: Bad input
-
-    @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {
-        let directory = try TemporaryDirectory()
-        let plainFile = directory.path.appending("plain").string
-        let descriptor = open(plainFile, O_CREAT | O_WRONLY, 0o644)
-        #expect(descriptor >= 0)
-        close(descriptor)
-        let system = try Self.system()
-        for (name, process) in [
-            ("missing", ProcessSpecification(executable: "/nonexistent/mempressure-test")),
-            ("notExecutable", ProcessSpecification(executable: plainFile)),
-            ("directory", ProcessSpecification(executable: directory.path.string)),
-            ("notFound", ProcessSpecification(executable: "no-such-program-mempressure")),
-        ] {
-            #expect(throws: MemoryPressureError.self) {
-                try system.register(.test(name), process: process)
+            #expect(try await app.terminate(reason: .explicit) == .notRunning)
+            #expect(await eventually { !isAlive(running.pid) }, "killed and reaped")
+            #expect(system.process(of: app.identifier) == nil)
+            let record = try #require(await eventuallyRecord(of: app.identifier, in: system))
+            #expect(record.reason == .explicit)
+            guard case .signaled(let signal, _, _, _) = record.processExit else {
+                Issue.record("a spinning shell ends by our signal, not \(String(describing: record.processExit))")
+                return
             }
-            #expect(system.app(.test(name)) == nil, "\(name) is not registered")
-            // The name stays free for a good registration.
-            #expect(throws: Never.self) { try system.register(.test(name), process: .shell("exit 0")) }
+            #expect([SIGTERM, SIGKILL].contains(signal))
         }
-        for signal in [0, SIGKILL, SIGSTOP, SIGCONT, 65] {
-            let error = #expect(throws: MemoryPressureError.self) {
-                try system.register(.test("signal\(signal)"), process: .shell("exit 0"), options: ProcessAppOptions(channel: .signal(signal)))
+
+        @Test func aSuspendedProcessIsKilledAtOnceWithoutACallback() async throws {
+            let directory = try TemporaryDirectory()
+            let heard = directory.path.appending("heard").string
+            let system = try Self.system()
+            let app = try system.register(
+                .test("quiet"), process: .shell("trap 'echo term >> \(heard)' TERM; while :; do sleep 0.05; done"),
+                configuration: Self.configuration
+            )
+            try await app.launch()
+            #expect(try await app.enterBackground() == .suspended)
+            let pid = try #require(system.process(of: app.identifier)).pid
+            let start = ContinuousClock.now
+            #expect(try await app.terminate(reason: .systemPressure) == .notRunning)
+            #expect(await eventually { !isAlive(pid) })
+            #expect(ContinuousClock.now - start < Self.configuration.terminationDeadline * 10)
+            let record = try #require(await eventuallyRecord(of: app.identifier, in: system))
+            #expect(record.state == .suspended)
+            #expect(record.processExit == .signaled(signal: SIGKILL, coreDumped: false, bySystem: true, byKernelOOMKiller: false)
+                || record.processExit == .signaled(signal: SIGKILL, coreDumped: false, bySystem: true, byKernelOOMKiller: nil))
+            #expect((try? KernelFile.read(FilePath(heard))) == nil, "a suspended app runs no code, not even a SIGTERM handler")
+        }
+
+        @Test func aRunningProcessGetsSIGTERMAndDiesAtTheDeadlineWhenItIgnoresIt() async throws {
+            let directory = try TemporaryDirectory()
+            let heard = directory.path.appending("heard").string
+            let system = try Self.system()
+            let polite = try system.register(
+                .test("polite"), process: .shell("trap 'echo term >> \(heard); exit 0' TERM; while :; do sleep 0.05; done"),
+                configuration: Self.configuration
+            )
+            let stubborn = try system.register(
+                .test("stubborn"), process: .shell("trap '' TERM; while :; do sleep 0.05; done"), configuration: Self.configuration
+            )
+            try await polite.launch()
+            try await stubborn.launch()
+            let stubbornPid = try #require(system.process(of: stubborn.identifier)).pid
+
+            #expect(try await polite.terminate(reason: .explicit) == .notRunning)
+            #expect(try KernelFile.read(FilePath(heard)).contains("term"), "a running app hears SIGTERM")
+            let politeRecord = try #require(await eventuallyRecord(of: polite.identifier, in: system))
+            #expect(politeRecord.processExit == .exited(status: 0))
+            #expect(politeRecord.footprintBytes > 0, "what it held while it ran, though it exited on SIGTERM before the record")
+
+            let start = ContinuousClock.now
+            try await stubborn.terminate(reason: .explicit)
+            #expect(await eventually { !isAlive(stubbornPid) })
+            #expect(ContinuousClock.now - start >= Self.configuration.terminationDeadline / 2, "it had until its deadline")
+            let record = try #require(await eventuallyRecord(of: stubborn.identifier, in: system))
+            guard case .signaled(SIGKILL, _, true, _) = record.processExit else {
+                Issue.record("killed by the system's SIGKILL, not \(String(describing: record.processExit))")
+                return
             }
-            #expect(error?.code == .invalidArgument)
         }
-        _ = try system.register(.test("twice"), process: .shell("exit 0"))
-        let duplicate = #expect(throws: MemoryPressureError.self) { try system.register(.test("twice"), process: .shell("exit 0")) }
-        #expect(duplicate?.code == .duplicateApp)
-        #expect(throws: MemoryPressureError.self) { try system.register(.service, process: .shell("exit 0")) }
-    }
 
-    @Test func aProgramGoneBeforeTheLaunchEndsTheLaunchWithoutAHang() async throws {
-        let directory = try TemporaryDirectory()
-        let program = directory.path.appending("program").string
-        let descriptor = open(program, O_CREAT | O_WRONLY, 0o755)
-        #expect(descriptor >= 0)
-        _ = "#!/bin/sh\nsleep 30\n".withCString { write(descriptor, $0, strlen($0)) }
-        close(descriptor)
-        let system = try Self.system()
-        let app = try system.register(.test("vanishing"), process: ProcessSpecification(executable: program), configuration: Self.configuration)
-        unlink(program)
-        #expect(try await app.launch() == .notRunning)
-        #expect(app.terminationReason == .processExited)
-        #expect(system.process(of: app.identifier) == nil)
-    }
+        // MARK: The ladder
 
-    @Test func aSystemLetGoKillsItsProcesses() async throws {
-        let pid = try await Self.launchedAndLetGo()
-        #expect(await eventually(within: .seconds(10)) { !isAlive(pid) }, "no child outlives the system and the app that ran it")
-    }
+        @Test func theLadderKillsTheLargestSuspendedProcessAndStopsOnceItsMemoryIsBack() async throws {
+            let source = ScriptedSampleSource(residentBytes: 0)
+            let system = try Self.system(warningAt: source)
+            let directory = try TemporaryDirectory()
+            let filled = directory.path.appending("filled").string
+            // A shell holding 48 MiB in a variable, and one holding next to nothing.
+            let large = try system.register(
+                .test("large"), process: .shell("x=$(head -c 50331648 /dev/zero | tr '\\0' a); touch \(filled); while :; do sleep 1; done"),
+                configuration: Self.configuration
+            )
+            let small = try system.register(.test("small"), process: .shell("while :; do sleep 1; done"), configuration: Self.configuration)
+            for app in [large, small] {
+                try await app.launch()
+            }
+            #expect(await eventually { access(filled, F_OK) == 0 }, "the variable is filled")
+            #expect(system.footprint(of: large.identifier).processBytes >= 44 * mebibyte)
+            for app in [large, small] {
+                #expect(try await app.enterBackground() == .suspended)
+            }
+            let largePid = try #require(system.process(of: large.identifier)).pid
+            let smallBytes = system.footprint(of: small.identifier).processBytes
+            #expect(smallBytes > 0 && smallBytes < 16 * mebibyte)
+            // Over critical with the large process; under the target without it.
+            let budget = system.budget
+            let resident = budget.bytes(enteringAbove: .critical) - 40 * mebibyte
+            #expect(resident + smallBytes < system.targetBytes)
+            try await system.running {
+                source.set(residentBytes: resident, stall: nil)
+                #expect(await eventually { large.state == .notRunning })
+                #expect(await eventually { !isAlive(largePid) })
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            #expect(small.state == .suspended, "one kill was enough: the ladder measured once its memory was back")
+            let record = try #require(system.terminations.first { $0.app == large.identifier })
+            #expect(record.reason == .systemPressure)
+            #expect(record.step == .terminateSuspended)
+            #expect(record.footprintBytes >= 44 * mebibyte)
+            await system.shutDown()
+        }
 
-    /// Launches a process app that would run for 30 s, lets go of its system and its app, and
-    /// returns its pid.
-    private static func launchedAndLetGo() async throws -> Int32 {
-        let system = try Self.system()
-        let app = try system.register(.test("orphan"), process: .shell("sleep 30"), configuration: Self.configuration)
-        try await app.launch()
-        return try #require(system.process(of: app.identifier)).pid
-    }
+        // MARK: Processes that end by themselves
 
-    @Test func aProcessThatExitsAtOnceEndsItsLaunchWithoutAHang() async throws {
-        let system = try Self.system()
-        let app = try system.register(.test("brief"), process: .shell("exit 7"), configuration: Self.configuration)
-        _ = try await app.launch()
-        #expect(await eventually { app.state == .notRunning })
-        #expect(app.terminationReason == .processExited)
-        #expect(try #require(await eventuallyRecord(of: app.identifier, in: system)).processExit == .exited(status: 7))
+        @Test func aProcessThatExitsOrCrashesIsATerminationWithItsReason() async throws {
+            let system = try Self.system()
+            let exits = try system.register(.test("exits"), process: .shell("sleep 0.1; exit 3"), configuration: Self.configuration)
+            let crashes = try system.register(.test("crashes"), process: .shell("sleep 0.1; kill -SEGV $$"), configuration: Self.configuration)
+            try await exits.launch()
+            try await crashes.launch()
+            #expect(await eventually { exits.state == .notRunning && crashes.state == .notRunning })
+            #expect(exits.terminationReason == .processExited)
+            #expect(crashes.terminationReason == .processKilled)
+            #expect(try #require(await eventuallyRecord(of: exits.identifier, in: system)).processExit == .exited(status: 3))
+            let crash = try #require(await eventuallyRecord(of: crashes.identifier, in: system))
+            guard case .signaled(SIGSEGV, _, false, _) = crash.processExit else {
+                Issue.record("a crash is its own signal, not ours: \(String(describing: crash.processExit))")
+                return
+            }
+            // Its next launch hears why it ended, and runs again.
+            #expect(try await exits.launch() == .active)
+            #expect(exits.launchOptions.previousTermination == .processExited)
+            await system.shutDown()
+        }
+
+        @Test func aProcessAppInTheBackgroundThatRunsIsNeverSuspended() async throws {
+            let system = try Self.system()
+            let app = try system.register(
+                .test("indexer"), process: .shell("while :; do sleep 0.05; done"), configuration: Self.configuration,
+                options: ProcessAppOptions(inBackground: .run)
+            )
+            try await app.launch()
+            #expect(try await app.enterBackground() == .background)
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(app.state == .background)
+            let status = try #require(system.process(of: app.identifier))
+            #expect(!status.isFrozen)
+            #expect(try oomScoreAdjustment(status.pid) == AppImportance.service.oomScoreAdjustment(in: .background))
+            await system.shutDown()
+            #expect(await eventually { !isAlive(status.pid) })
+        }
+
+        // MARK: Warnings through the channels
+
+        @Test func aMemoryWarningReachesTheProcessThroughSystemdsProtocolAndThroughASignal() async throws {
+            let directory = try TemporaryDirectory()
+            let fifoOutput = directory.path.appending("fifo").string
+            let signalOutput = directory.path.appending("signal").string
+            let source = ScriptedSampleSource(residentBytes: 0)
+            let system = try Self.system(warningAt: source)
+            // A watcher as MEMORY_PRESSURE.md describes one: it opens the FIFO and reads a warning.
+            let watcher = try system.register(
+                .test("watcher"),
+                process: .shell("test -p \"$MEMORY_PRESSURE_WATCH\" && head -c 1 \"$MEMORY_PRESSURE_WATCH\" > /dev/null && echo warned > \(fifoOutput); sleep 30"),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .systemd)
+            )
+            let handler = try system.register(
+                .test("handler"),
+                process: .shell("trap 'echo warned > \(signalOutput)' USR1; while :; do sleep 0.05; done"),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .signal(SIGUSR1))
+            )
+            try await watcher.launch()
+            try await handler.launch()
+            let budget = system.budget
+            try await system.running {
+                source.set(residentBytes: budget.bytes(enteringAbove: .warning) + 1, stall: nil)
+                #expect(await eventually { (try? KernelFile.read(FilePath(fifoOutput)))?.contains("warned") == true })
+                #expect(await eventually { (try? KernelFile.read(FilePath(signalOutput)))?.contains("warned") == true })
+                source.set(residentBytes: 0, stall: nil)
+            }
+            await system.shutDown()
+        }
+
+        @Test func aSwiftChildHearsEveryCallbackInOrderThroughTheClientAndAnswersEach() async throws {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let directory = try TemporaryDirectory()
+            let log = directory.path.appending("callbacks").string
+            let source = ScriptedSampleSource(residentBytes: 0)
+            let system = try Self.system(warningAt: source)
+            var environment = ClientChannelTests.sanitizerEnvironment
+            environment["CLIENT_FIXTURE_LOG"] = log
+            environment["CLIENT_FIXTURE_BALLAST_BYTES"] = "\(32 * mebibyte)"
+            let app = try system.register(
+                .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+            )
+            #expect(try await app.launch() == .active)
+            #expect(try ClientChannelTests.lines(log) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(try await app.enterForeground() == .active)
+            #expect(try ClientChannelTests.lines(log).suffix(4) == ["willResignActive", "didEnterBackground", "willEnterForeground", "didBecomeActive"])
+
+            // A warning reaches the child, which frees half its ballast and answers.
+            let before = system.footprint(of: app.identifier).processBytes
+            #expect(before >= 32 * mebibyte)
+            let budget = system.budget
+            try await system.running {
+                source.set(residentBytes: budget.bytes(enteringAbove: .warning) + 1, stall: nil)
+                #expect(await eventually { (try? ClientChannelTests.lines(log))?.contains("ballast \(16 * mebibyte)") == true })
+                source.set(residentBytes: 0, stall: nil)
+            }
+            #expect(try ClientChannelTests.lines(log).contains { $0.hasPrefix("didReceiveMemoryWarning ") })
+            #expect(await eventually { system.footprint(of: app.identifier).processBytes <= before - 12 * mebibyte }, "the freed memory is gone from its footprint")
+
+            // willTerminate is answered, and the child then exits by itself.
+            #expect(try await app.terminate(reason: .explicit) == .notRunning)
+            #expect(try ClientChannelTests.lines(log).last == "willTerminate")
+            let exit = try #require(await eventuallyRecord(of: app.identifier, in: system)).processExit
+            // It exits by itself once it has answered; on a loaded machine the SIGTERM may come first.
+            #expect(exit == .exited(status: 0) || exit == .signaled(signal: SIGTERM, coreDumped: false, bySystem: false, byKernelOOMKiller: false),
+                    "\(String(describing: exit))")
+        }
+
+        @Test func aClientChildThatDoesNotAnswerOverrunsItsDeadlineAndIsTerminated() async throws {
+            let system = try Self.system()
+            // A child given the channel that never reads it: its launch callbacks are never answered.
+            let app = try system.register(
+                .test("silent"), process: .shell("sleep 30"),
+                configuration: try AppConfiguration(launchDeadline: .milliseconds(500)),
+                options: ProcessAppOptions(channel: .client)
+            )
+            let start = ContinuousClock.now
+            _ = try await app.launch()
+            #expect(ContinuousClock.now - start >= .milliseconds(250), "it had until its launch deadline")
+            #expect(app.state == .notRunning)
+            #expect(app.terminationReason == .launchDeadline, "an unanswered launch is the iOS watchdog's launch timeout")
+        }
+
+        // MARK: Bad input
+
+        @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {
+            let directory = try TemporaryDirectory()
+            let plainFile = directory.path.appending("plain").string
+            let descriptor = open(plainFile, O_CREAT | O_WRONLY, 0o644)
+            #expect(descriptor >= 0)
+            close(descriptor)
+            let system = try Self.system()
+            for (name, process) in [
+                ("missing", ProcessSpecification(executable: "/nonexistent/mempressure-test")),
+                ("notExecutable", ProcessSpecification(executable: plainFile)),
+                ("directory", ProcessSpecification(executable: directory.path.string)),
+                ("notFound", ProcessSpecification(executable: "no-such-program-mempressure")),
+            ] {
+                #expect(throws: MemoryPressureError.self) {
+                    try system.register(.test(name), process: process)
+                }
+                #expect(system.app(.test(name)) == nil, "\(name) is not registered")
+                // The name stays free for a good registration.
+                #expect(throws: Never.self) { try system.register(.test(name), process: .shell("exit 0")) }
+            }
+            for signal in [0, SIGKILL, SIGSTOP, SIGCONT, 65] {
+                let error = #expect(throws: MemoryPressureError.self) {
+                    try system.register(.test("signal\(signal)"), process: .shell("exit 0"), options: ProcessAppOptions(channel: .signal(signal)))
+                }
+                #expect(error?.code == .invalidArgument)
+            }
+            _ = try system.register(.test("twice"), process: .shell("exit 0"))
+            let duplicate = #expect(throws: MemoryPressureError.self) { try system.register(.test("twice"), process: .shell("exit 0")) }
+            #expect(duplicate?.code == .duplicateApp)
+            #expect(throws: MemoryPressureError.self) { try system.register(.service, process: .shell("exit 0")) }
+        }
+
+        @Test func aProgramGoneBeforeTheLaunchEndsTheLaunchWithoutAHang() async throws {
+            let directory = try TemporaryDirectory()
+            let program = directory.path.appending("program").string
+            let descriptor = open(program, O_CREAT | O_WRONLY, 0o755)
+            #expect(descriptor >= 0)
+            _ = "#!/bin/sh\nsleep 30\n".withCString { write(descriptor, $0, strlen($0)) }
+            close(descriptor)
+            let system = try Self.system()
+            let app = try system.register(.test("vanishing"), process: ProcessSpecification(executable: program), configuration: Self.configuration)
+            unlink(program)
+            #expect(try await app.launch() == .notRunning)
+            #expect(app.terminationReason == .processExited)
+            #expect(system.process(of: app.identifier) == nil)
+        }
+
+        @Test func aSystemLetGoKillsItsProcesses() async throws {
+            let pid = try await Self.launchedAndLetGo()
+            #expect(await eventually(within: .seconds(10)) { !isAlive(pid) }, "no child outlives the system and the app that ran it")
+        }
+
+        /// Launches a process app that would run for 30 s, lets go of its system and its app, and
+        /// returns its pid.
+        private static func launchedAndLetGo() async throws -> Int32 {
+            let system = try Self.system()
+            let app = try system.register(.test("orphan"), process: .shell("sleep 30"), configuration: Self.configuration)
+            try await app.launch()
+            return try #require(system.process(of: app.identifier)).pid
+        }
+
+        @Test func aProcessThatExitsAtOnceEndsItsLaunchWithoutAHang() async throws {
+            let system = try Self.system()
+            let app = try system.register(.test("brief"), process: .shell("exit 7"), configuration: Self.configuration)
+            _ = try await app.launch()
+            #expect(await eventually { app.state == .notRunning })
+            #expect(app.terminationReason == .processExited)
+            #expect(try #require(await eventuallyRecord(of: app.identifier, in: system)).processExit == .exited(status: 7))
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import mempressure
 import MemoryPressureSimulation
+import MemoryTestSupport
 import Synchronization
 import Testing
 
@@ -149,18 +150,6 @@ enum ProcessTool {
 
     /// `mempressure` in the build directory this test runs from.
     static func executable() throws -> URL {
-        let testBinary = URL(filePath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        var directory = testBinary.deletingLastPathComponent()
-        while directory.path != "/" {
-            let candidate = directory.appending(path: "mempressure")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw NotBuilt(testBinary: testBinary.path)
-    }
-
-    struct NotBuilt: Error, CustomStringConvertible {
-        let testBinary: String
-        var description: String { "no mempressure executable beside \(testBinary); build it first (swift build)" }
+        try builtExecutable(named: "mempressure")
     }
 }

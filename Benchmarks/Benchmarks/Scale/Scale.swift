@@ -115,4 +115,6 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.measurement(appsTerminated, figures.terminated)
         }
     }
+
+    processAppBenchmarks()
 }
