@@ -19,6 +19,7 @@ public enum FreezeMechanism: String, Hashable, Sendable, CaseIterable, CustomStr
     /// `SIGCONT`; the freezers are invisible to it.
     case stopSignal = "SIGSTOP to its process group"
 
+    /// The mechanism in words, such as `cgroup v2 cgroup.freeze`.
     public var description: String { rawValue }
 }
 

@@ -52,12 +52,6 @@ final class PressureWatchFIFO: Sendable {
         _ = write(descriptor, &byte, 1)
     }
 
-    /// The bytes written and not yet read by the child: the warnings it has not taken in.
-    var pendingBytes: Int {
-        var count: Int32 = 0
-        return ioctl(descriptor, UInt(FIONREAD), &count) == 0 ? Int(count) : 0
-    }
-
     deinit {
         close(descriptor)
         unlink(path.string)

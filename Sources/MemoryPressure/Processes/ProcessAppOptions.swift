@@ -35,6 +35,7 @@ public struct ProcessAppOptions: Hashable, Sendable {
         /// `SIGKILL`, `SIGSTOP` and `SIGCONT`, which would end or stop the child instead.
         public static let acceptedSignals: ClosedRange<Int32> = 1 ... 64
 
+        /// The channel as `supervise` files name it: `none`, `client`, `systemd` or `signal:N`.
         public var description: String {
             switch self {
             case .none: "none"
@@ -54,6 +55,7 @@ public struct ProcessAppOptions: Hashable, Sendable {
         /// their band.
         case run
 
+        /// The mode's name: `suspend` or `run`.
         public var description: String { rawValue }
     }
 

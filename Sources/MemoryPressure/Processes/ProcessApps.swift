@@ -134,11 +134,6 @@ final class ProcessApps: Sendable {
         )
     }
 
-    /// Whether `identifier` is a process app.
-    func isProcessApp(_ identifier: AppIdentifier) -> Bool {
-        state.withLock { $0.registrations[identifier] != nil }
-    }
-
     /// `identifier`'s running child, if any.
     func running(_ identifier: AppIdentifier) -> Running? {
         state.withLock { $0.running[identifier] }
