@@ -8,6 +8,9 @@ public struct MemoryWarning: Hashable, Sendable {
     public var time: ContinuousClock.Instant
 
     /// A warning at `level`, raised at `time`.
+    ///
+    /// SPI, not API: warnings are raised by the system's ladder. The WarningFanOut and Scale suites
+    /// raise one by hand for the bare fan-out, the peer of the warning through the system.
     @_spi(Benchmarks) public init(level: PressureLevel, sample: MemorySample? = nil, time: ContinuousClock.Instant = .now) {
         self.level = level
         self.sample = sample
@@ -46,6 +49,8 @@ public struct WarningDelivery: Hashable, Sendable {
 extension MemoryWarning {
     /// Delivers the warning to every running app among `apps` and waits for them to finish with it
     /// (see ``post(to:footprint:)`` and ``PostedWarning/delivery(timeout:)``).
+    ///
+    /// SPI for the same reason as `init(level:sample:time:)`: the fan-out without the ladder.
     @_spi(Benchmarks) public func deliver(to apps: [App], timeout: Duration? = nil, footprint: (App) -> Int) async -> WarningDelivery {
         await post(to: apps, footprint: footprint).delivery(timeout: timeout)
     }

@@ -2,6 +2,9 @@ import Logging
 
 /// Takes samples from a list of sources, cheap or full. A source that fails is logged once; one
 /// whose file is missing is not read again, and its figures stay unknown (nil).
+///
+/// SPI, not API: the monitor owns its sampler. The Sampling suite prices a cheap and a full sample
+/// on their own, which no public path isolates.
 @_spi(Benchmarks) public struct MemorySampler: Sendable {
     private let sources: [any MemorySampleSource]
     /// The heap account whose bytes complete each sample, when a memory system keeps one.

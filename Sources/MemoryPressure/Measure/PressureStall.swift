@@ -48,9 +48,15 @@ public struct PressureStall: Hashable, Sendable, Codable {
     }
 
     /// The system-wide memory PSI file.
+    ///
+    /// SPI, not API: the monitor reads PSI itself and puts it in `MemorySample.pressureStall`. The
+    /// Sampling suite reads the file directly, to price reading it afresh against the monitor's
+    /// descriptor kept open.
     @_spi(Benchmarks) public static let systemPath: FilePath = "/proc/pressure/memory"
 
     /// Reads the figures from `path`.
+    ///
+    /// SPI for the same reason as `systemPath`.
     @_spi(Benchmarks) public static func read(from path: FilePath = systemPath) throws(MemoryPressureError) -> PressureStall {
         try KernelFile.parseBytes(path, capacity: fileCapacity, parse(_:))
     }

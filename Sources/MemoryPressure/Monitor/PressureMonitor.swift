@@ -37,6 +37,10 @@ public final class PressureMonitor: Sendable {
     private let account: FootprintAccount?
 
     /// A monitor that does nothing until ``start()``.
+    ///
+    /// SPI, not API: services get their monitor from `MemorySystem`, which starts and stops it in
+    /// `MemorySystem.run()`. The Sampling suite runs a monitor alone, to measure its own CPU cost
+    /// with no system around it.
     @_spi(Benchmarks) public init(configuration: Configuration) {
         self.configuration = configuration
         sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
@@ -58,6 +62,8 @@ public final class PressureMonitor: Sendable {
     /// already running.
     ///
     /// - Throws: When the configured interval is not positive, or the thread cannot be made.
+    ///
+    /// SPI for the same reason as `init(configuration:)`.
     @_spi(Benchmarks) public func start() throws(MemoryPressureError) {
         for interval in [configuration.interval, configuration.fastInterval] where interval <= .zero {
             throw .monitorIntervalNotPositive(interval)
@@ -75,6 +81,8 @@ public final class PressureMonitor: Sendable {
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
     /// every stream of ``events``. The monitor can be started again.
+    ///
+    /// SPI for the same reason as `init(configuration:)`.
     @_spi(Benchmarks) public func stop() {
         let running = thread.withLock { $0.take() }
         running?.stop()
