@@ -101,55 +101,17 @@ struct RunProcessesTests {
 
 /// The `mempressure` executable built beside these tests, run as a user would.
 enum ProcessTool {
-    struct Run {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
+    typealias Run = ExecutableRun
 
     /// Runs the tool with `arguments` (and the host's environment changed by `environment`, nil
     /// removing a name), waits at most `timeout` for it to end (then kills it).
     static func run(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(120)) throws -> Run {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        var merged = ProcessInfo.processInfo.environment
-        for (name, value) in environment { merged[name] = value }
-        process.environment = merged
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let errorData = Mutex(Data())
-        let errorRead = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            let data = error.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-            errorRead.signal()
-        }
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: watchdog)
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        errorRead.wait()
-        process.waitUntilExit()
-        watchdog.cancel()
-        return Run(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outputData, as: UTF8.self),
-            standardError: String(decoding: errorData.withLock { $0 }, as: UTF8.self)
-        )
+        try runBuiltExecutable(named: "mempressure", arguments, environment: environment, timeout: timeout)
     }
 
     /// Whether `pid` is (still) a `mempressure app-process`.
     static func isAppProcess(_ pid: Int32) -> Bool {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
         return String(decoding: data, as: UTF8.self).contains("app-process")
-    }
-
-    /// `mempressure` in the build directory this test runs from.
-    static func executable() throws -> URL {
-        try builtExecutable(named: "mempressure")
     }
 }

@@ -298,28 +298,11 @@ struct SuperviseTests {
 
 /// The `mempressure` executable built beside these tests, run as a user runs it.
 enum SuperviseTool {
-    struct Run {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
+    typealias Run = ExecutableRun
 
     /// Runs the tool with `arguments` in `directory`, standard input `/dev/null`, and waits for it.
     static func run(_ arguments: [String], in directory: String? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        process.currentDirectoryURL = directory.map { URL(filePath: $0) }
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let errorText = Reader(error.fileHandleForReading)
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, standardOutput: String(decoding: outputData, as: UTF8.self), standardError: errorText.wait())
+        try runBuiltExecutable(named: "mempressure", arguments, in: directory.map { URL(filePath: $0) })
     }
 
     /// `mempressure` in the build directory these tests run from.
