@@ -350,6 +350,29 @@ struct ChildProcessTests {
         #expect((60 << 20)...(160 << 20) ~= proportional, "PSS \(proportional) bytes")
     }
 
+    // Its grandchild's memory counts in this process's cgroup, which other suites measure.
+    @Test(.exclusiveMemoryUse) func withoutACgroupTheFootprintCountsWhatTheChildStarted() async throws {
+        let directory = try TemporaryDirectory()
+        let ready = directory.path.appending("ready").string
+        // A shell that starts a second one holding about 48 MiB in a variable, as a shell script
+        // would start its worker; the first shell holds almost nothing itself.
+        let child = try ChildProcess.spawn(
+            .shell("sh -c 'x=$(head -c 50000000 /dev/zero | tr \"\\0\" a); touch \(ready); sleep 60' & wait"),
+            options: ChildProcessOptions(usesMemoryControlGroup: false)
+        )
+        defer { child.kill() }
+        #expect(await eventually { access(ready, F_OK) == 0 }, "the grandchild holds its 48 MiB")
+        let descendants = ProcessTree.descendants(of: child.pid)
+        #expect(!descendants.isEmpty, "the child's worker is found")
+        let own = try child.residentSetBytes()
+        let footprint = try child.footprint()
+        #expect(footprint.mechanism == .residentSet)
+        #expect(own < 16 << 20, "the child itself holds \(own) bytes")
+        #expect(footprint.bytes >= own + (40 << 20), "footprint \(footprint.bytes) bytes counts the worker's 48 MiB")
+        child.kill()
+        #expect(await eventually { descendants.allSatisfy(Self.isGone) }, "the kill ends what the child started")
+    }
+
     // Its child's memory counts in this process's cgroup, which other suites measure.
     @Test(.exclusiveMemoryUse) func theKernelsOOMKillAtTheChildsLimitIsToldFromOurs() async throws {
         guard Self.parents.memory != nil else {

@@ -34,6 +34,11 @@ package struct ProcessMemory: Hashable, Sendable, Codable {
         try KernelFile.parseBytes(statmPath, capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
 
+    /// Reads the figures of process `pid` now, opening its `statm` for this one reading.
+    static func read(pid: Int32) throws(MemoryPressureError) -> ProcessMemory {
+        try KernelFile.parseBytes(FilePath("/proc/\(pid)/statm"), capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
+    }
+
     /// Reads the figures from `/proc/self/statm` kept open (the cheap path).
     static func read(from statm: OpenKernelFile) throws(MemoryPressureError) -> ProcessMemory {
         try statm.parse(capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }

@@ -3,7 +3,8 @@ import SystemPackage
 
 /// A child process's footprint and how it was measured.
 package struct ChildFootprint: Hashable, Sendable {
-    /// Bytes charged to the child: its cgroup's working set, or its resident set corrected by PSS.
+    /// Bytes charged to the child: its cgroup's working set, or its resident set corrected by PSS
+    /// and its descendants' resident sets.
     package var bytes: Int
     /// How ``bytes`` was measured.
     package var mechanism: ChildMemoryMechanism
@@ -22,12 +23,15 @@ final class ChildMemoryReader: Sendable {
         case version2(current: OpenKernelFile, stat: OpenKernelFile)
         /// The child's own v1 memory cgroup: memory.usage_in_bytes and memory.stat.
         case version1(usage: OpenKernelFile, stat: OpenKernelFile)
-        /// No cgroup of its own: statm, and smaps_rollup for the PSS correction.
+        /// No cgroup of its own: statm, and smaps_rollup for the PSS correction; its descendants'
+        /// resident sets are added (``ProcessTree``).
         case residentSet(rollup: OpenKernelFile?)
     }
 
     /// How the footprint is measured.
     let mechanism: ChildMemoryMechanism
+    /// The child, whose descendants count with it where it has no cgroup of its own.
+    private let pid: Int32
     private let files: Files
     /// `/proc/PID/statm`, kept open: the resident set, read on every sample where there is no cgroup.
     private let statm: OpenKernelFile
@@ -37,6 +41,7 @@ final class ChildMemoryReader: Sendable {
     private let correction = Mutex<(measured: ContinuousClock.Instant, bytes: Int)?>(nil)
 
     init(pid: Int32, memoryGroup: ChildControlGroupParents.Parent?, correctionInterval: Duration) throws(MemoryPressureError) {
+        self.pid = pid
         statm = try OpenKernelFile(FilePath("/proc/\(pid)/statm"))
         self.correctionInterval = correctionInterval
         if let memoryGroup, memoryGroup.isVersion2 {
@@ -70,7 +75,8 @@ final class ChildMemoryReader: Sendable {
             return ChildFootprint(bytes: statistics.workingSetBytes(usageBytes: bytes), mechanism: mechanism)
         case .residentSet(let rollup):
             let resident = try residentSetBytes()
-            guard let rollup else { return ChildFootprint(bytes: resident, mechanism: mechanism) }
+            let descendants = ProcessTree.descendantsResidentBytes(of: pid)
+            guard let rollup else { return ChildFootprint(bytes: resident + descendants, mechanism: mechanism) }
             let now = ContinuousClock.now
             var correction = self.correction.withLock { $0 }
             if correction.map({ now - $0.measured >= correctionInterval }) ?? true {
@@ -80,7 +86,7 @@ final class ChildMemoryReader: Sendable {
                 self.correction.withLock { $0 = fresh }
                 correction = fresh
             }
-            return ChildFootprint(bytes: max(0, resident + (correction?.bytes ?? 0)), mechanism: mechanism)
+            return ChildFootprint(bytes: max(0, resident + (correction?.bytes ?? 0)) + descendants, mechanism: mechanism)
         }
     }
 

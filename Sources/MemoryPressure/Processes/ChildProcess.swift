@@ -43,7 +43,8 @@ import SystemPackage
 ///   child's own cgroup's working set (v2 `memory.current` − `inactive_file`, v1
 ///   `memory.usage_in_bytes` − `total_inactive_file`); elsewhere `/proc/PID/statm`'s RSS, corrected
 ///   every ``ChildProcessOptions/proportionalSetInterval`` by PSS from `/proc/PID/smaps_rollup`
-///   (about 730 µs a read). All files are opened once and read into a stack buffer.
+///   (about 730 µs a read), plus the resident sets of its descendants (``ProcessTree``), which a
+///   cgroup would have counted. The child's own files are opened once and read into a stack buffer.
 /// - **The kill**: `SIGKILL` through `pidfd_send_signal` (never a recycled pid) and to its process
 ///   group (what it started, where no cgroup would catch it), a v1-frozen child
 ///   thawed so that it can die, then `process_mrelease` (Linux 5.15) so that its memory comes back
