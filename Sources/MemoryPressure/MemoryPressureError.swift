@@ -79,7 +79,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         /// the app is running `willTerminate`, or (to suspend) background tasks are open. Nothing
         /// changed.
         public static let invalidTransition = Code(.invalidTransition)
-        /// A background task to end that is not open (never begun, or already ended).
+        /// A background task to end that is not open (never begun by this app, or already ended).
         public static let unknownBackgroundTask = Code(.unknownBackgroundTask)
         /// An app registered under an identifier that is already registered.
         public static let duplicateApp = Code(.duplicateApp)

@@ -179,6 +179,28 @@ import Testing
         try app.endBackgroundTask(current)
     }
 
+    @Test func aBackgroundTaskOfAnotherAppDoesNotEndThisAppsTask() async throws {
+        let system = try Self.system()
+        let first = try system.register(.test("first")) { IdleDelegate() }
+        let second = try system.register(.test("second")) { IdleDelegate() }
+        try await first.launch()
+        try await second.launch()
+        let firstTask = try first.beginBackgroundTask { _ in }
+        let secondTask = try second.beginBackgroundTask { _ in }
+        // Each app numbers its tasks; a task is still its own app's only.
+        let error = #expect(throws: MemoryPressureError.self) { try second.endBackgroundTask(firstTask) }
+        #expect(error?.code == .unknownBackgroundTask)
+        #expect(error?.app == second.identifier)
+        #expect(second.openBackgroundTaskCount == 1, "the second app's task is still open")
+        #expect(firstTask != secondTask)
+        // In the background, the second app is kept running by its own task alone.
+        #expect(try await second.enterBackground() == .background)
+        try second.endBackgroundTask(secondTask)
+        #expect(await eventually { second.state == .suspended })
+        try first.endBackgroundTask(firstTask)
+        #expect(first.openBackgroundTaskCount == 0)
+    }
+
     @Test func anExpirationHandlerEndsItsTaskAndEndingItAgainIsUnknown() async throws {
         let system = try Self.system()
         let app = try system.register(.test("expiring"), configuration: .quickWithTimeForExpirationHandlers) { IdleDelegate() }

@@ -1,6 +1,24 @@
+import Synchronization
+
 /// Identifies an open background task, as ``App/beginBackgroundTask(expirationHandler:)`` returns it.
 public struct BackgroundTaskIdentifier: Hashable, Sendable, CustomStringConvertible {
     let rawValue: Int
+    /// The app that opened the task (each app has a number of its own, never reused in the
+    /// process): apps number their tasks alike, yet a task ends only its own app's.
+    let issuer: Int
+
+    init(rawValue: Int, issuer: Int = 0) {
+        self.rawValue = rawValue
+        self.issuer = issuer
+    }
+
+    /// The issuer of the next app made.
+    private static let nextIssuer = Atomic<Int>(1)
+
+    /// A number for a new app's tasks, unique in the process.
+    static func newIssuer() -> Int {
+        nextIssuer.wrappingAdd(1, ordering: .relaxed).oldValue
+    }
 
     /// The task's number, for messages: `#1`, `#2`, ….
     public var description: String { "#\(rawValue)" }
@@ -38,7 +56,7 @@ extension App {
             guard !record.isTerminating else {
                 throw .appTerminating(app: identifier, transition: .beginBackgroundTask)
             }
-            let task = BackgroundTaskIdentifier(rawValue: record.nextBackgroundTask)
+            let task = BackgroundTaskIdentifier(rawValue: record.nextBackgroundTask, issuer: backgroundTaskIssuer)
             record.nextBackgroundTask += 1
             record.backgroundTasks[task] = LifecycleRecord.BackgroundTask(expirationHandler: expirationHandler)
             armBackgroundExpiry(&record)
@@ -52,11 +70,12 @@ extension App {
     ///
     /// - Parameter task: The identifier ``beginBackgroundTask(expirationHandler:)`` returned.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/unknownBackgroundTask``
-    ///   when the task is not open (already ended, or ended by a termination).
+    ///   when the task is not open (already ended, or ended by a termination) or was begun by
+    ///   another app.
     public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
         try withRecord { record throws(MemoryPressureError) in
             guard record.backgroundTasks.removeValue(forKey: task) != nil else {
-                throw .unknownBackgroundTask(app: identifier, task)
+                throw .unknownBackgroundTask(app: identifier, task, ofAnotherApp: task.issuer != backgroundTaskIssuer)
             }
             suspendIfIdle(&record)
         }

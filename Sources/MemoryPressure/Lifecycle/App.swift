@@ -48,6 +48,8 @@ public actor App {
     /// so that reading the state never waits for the lock, whatever lock the reader holds.
     nonisolated let publishedStates = Atomic(LifecycleRecord().publishedStates)
     nonisolated let notificationRegistry = NotificationRegistry()
+    /// What marks this app's background tasks as its own.
+    nonisolated let backgroundTaskIssuer = BackgroundTaskIdentifier.newIssuer()
     nonisolated let events: EventSource<LifecycleEvent>?
 
     /// Where the app saves its state, and where its launches restore it from.

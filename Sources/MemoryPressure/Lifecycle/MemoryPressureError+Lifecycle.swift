@@ -41,9 +41,10 @@ extension MemoryPressureError {
         Self(.invalidTransition, "app \(app) cannot suspend with \(count) background task(s) open; end them first", app: app)
     }
 
-    /// No open background task of `app` is `task`.
-    static func unknownBackgroundTask(app: AppIdentifier, _ task: BackgroundTaskIdentifier) -> Self {
-        Self(.unknownBackgroundTask, "app \(app) has no open background task \(task)", app: app)
+    /// No open background task of `app` is `task` (one `ofAnotherApp` never is).
+    static func unknownBackgroundTask(app: AppIdentifier, _ task: BackgroundTaskIdentifier, ofAnotherApp: Bool = false) -> Self {
+        let reason = ofAnotherApp ? ": it was begun by another app; expected a task this app began" : ""
+        return Self(.unknownBackgroundTask, "app \(app) has no open background task \(task)\(reason)", app: app)
     }
 
     /// Work sent to `app`, which runs no code in `state`.
