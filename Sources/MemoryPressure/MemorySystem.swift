@@ -229,6 +229,7 @@ public final class MemorySystem: Sendable {
     /// the background and under pressure. A cache whose owner is not a hosted app (a service's own
     /// cache, owned by ``AppIdentifier/service``) is purged per its category at every raised level.
     /// This is the one way to register a cache; it stays registered while its owner keeps it.
+    /// Registering it again does nothing: it is counted in its owner's footprint and purged once.
     ///
     /// - Parameter cache: A ``PurgeableCache``, or any ``Purgeable``.
     public func register(_ cache: any Purgeable) {
@@ -251,7 +252,8 @@ public final class MemorySystem: Sendable {
     }
 
     /// Registers `store` (a backing store) under `owner`: released when the owner enters the
-    /// background, and under pressure when its view is not visible.
+    /// background, and under pressure when its view is not visible. Registering it again under the
+    /// same owner does nothing.
     ///
     /// - Parameters:
     ///   - store: A ``BackingStore``, or any ``ReleasableStore``; it stays registered while kept.

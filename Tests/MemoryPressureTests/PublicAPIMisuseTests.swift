@@ -374,6 +374,28 @@ import Testing
         #expect(cache.totalCost == 0)
     }
 
+    @Test func aCacheRegisteredTwiceWithOneSystemCountsOnceAndIsPurgedOnce() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("twice-registered")) { IdleDelegate() }
+        let cache = try PurgeableCache<Int, Int>(name: "twice", owner: app.identifier, category: .images)
+        system.register(cache)
+        system.register(cache)
+        try cache.setValue(1, forKey: 1, cost: 1000)
+        #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000, "its cost counts once")
+        let reports = SharedLog<PurgeReport>()
+        let token = system.events.observe { event in
+            if case .purge(let report, _) = event { reports.append(report) }
+        }
+        try await system.running {
+            try await app.launch()
+            try await app.enterBackground()
+            #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
+        }
+        withExtendedLifetime(token) {}
+        let entries = reports.all.flatMap(\.entries).filter { $0.app == app.identifier }
+        #expect(entries.count == 1, "one purge of the one cache: \(entries)")
+    }
+
     @Test func aCacheRegisteredWithTwoSystemsIsCountedByEach() throws {
         let first = try Self.system()
         let second = try Self.system()

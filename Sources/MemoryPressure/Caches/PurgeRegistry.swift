@@ -80,10 +80,12 @@ package final class PurgeRegistry: Sendable {
     }
 
     /// Registers `cache` under its owner; a cache sized by the budget takes the budget in force.
+    /// A cache registered already stays registered once, so it is counted and purged once.
     package func register(_ cache: any Purgeable) {
         registrationCount.add(1, ordering: .relaxed)
         apps.withLock { apps in
             apps[cache.owner, default: AppEntries()].prune()
+            guard apps[cache.owner]?.caches.contains(where: { $0.cache === cache }) != true else { return }
             apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
         }
         let budget = budgetBytes.load(ordering: .relaxed)
@@ -104,11 +106,12 @@ package final class PurgeRegistry: Sendable {
         }
     }
 
-    /// Registers `store` under `app`.
+    /// Registers `store` under `app`, once however often it is registered there.
     package func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
         registrationCount.add(1, ordering: .relaxed)
         apps.withLock { apps in
             apps[app, default: AppEntries()].prune()
+            guard apps[app]?.stores.contains(where: { $0.store === store }) != true else { return }
             apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
         }
     }
