@@ -506,4 +506,22 @@ import Testing
         center.removeObserver(tokens.value[0])
     }
 
+    @Test func removingAnotherCentersTokenLeavesItsObserverInPlace() async throws {
+        let system = try Self.system()
+        let first = try system.register(.test("center-one")) { IdleDelegate() }
+        let second = try system.register(.test("center-two")) { IdleDelegate() }
+        try await first.launch()
+        try await second.launch()
+        let heard = SharedLog<String>()
+        let secondsToken = second.notificationCenter.addObserver(forName: "ping") { _, _ in heard.append("second") }
+        let eventsToken = system.lifecycleEvents.observe { _ in heard.append("event") }
+        // Handed to the wrong center: not that center's observer, so nothing is removed.
+        first.notificationCenter.removeObserver(secondsToken)
+        first.notificationCenter.removeObserver(eventsToken)
+        second.notificationCenter.post(name: "ping")
+        #expect(await eventually { heard.all.contains("second") }, "the second app's observer still hears")
+        try await first.deactivate()
+        #expect(await eventually { heard.all.contains("event") }, "the event observer is still registered")
+        withExtendedLifetime((secondsToken, eventsToken)) {}
+    }
 }

@@ -146,11 +146,12 @@ public struct AppNotificationCenter: Sendable {
     }
 
     /// Removes an observer; it is not called again, even for a delivery under way. Removing an
-    /// observer already removed does nothing.
+    /// observer already removed does nothing, and so does a token of another center or of an
+    /// ``EventSource``: its observer stays where it is.
     ///
     /// - Parameter token: The token ``addObserver(forName:using:)`` returned.
     public func removeObserver(_ token: ObservationToken) {
-        token.cancel()
+        token.cancel(ifRegisteredIn: app.notificationRegistry)
     }
 
     /// The notifications named `name` (or every notification, for nil) from now on. The stream ends

@@ -116,6 +116,13 @@ public final class ObservationToken: Sendable {
         owner?.removeObserver(key)
     }
 
+    /// Cancels the observation if its observer is registered in `registry`; a token of another
+    /// registry is left alone.
+    func cancel(ifRegisteredIn registry: any ObserverRegistry) {
+        guard owner === registry else { return }
+        cancel()
+    }
+
     deinit {
         cancel()
     }
