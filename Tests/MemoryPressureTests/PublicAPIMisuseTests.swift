@@ -378,22 +378,31 @@ import Testing
         let system = try Self.system()
         let app = try system.register(.test("twice-registered")) { IdleDelegate() }
         let cache = try PurgeableCache<Int, Int>(name: "twice", owner: app.identifier, category: .images)
-        system.register(cache)
-        system.register(cache)
+        let trimmed = try PurgeableCache<Int, Int>(name: "trimmed twice", owner: app.identifier, category: .rebuildableObjects)
+        for registered in [cache, trimmed, cache, trimmed] {
+            system.register(registered)
+        }
         try cache.setValue(1, forKey: 1, cost: 1000)
+        for key in 0..<100 {
+            try trimmed.setValue(key, forKey: key, cost: 0)
+        }
         #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000, "its cost counts once")
         let reports = SharedLog<PurgeReport>()
         let token = system.events.observe { event in
             if case .purge(let report, _) = event { reports.append(report) }
         }
         try await system.running {
+            // The system purges an app entering the background once it runs.
+            #expect(await eventually { system.monitor.latestSample != nil })
             try await app.launch()
             try await app.enterBackground()
             #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
+            try await Task.sleep(for: .milliseconds(100))
         }
         withExtendedLifetime(token) {}
+        #expect(trimmed.count == 10, "trimmed once to 10%, not twice to 1%")
         let entries = reports.all.flatMap(\.entries).filter { $0.app == app.identifier }
-        #expect(entries.count == 1, "one purge of the one cache: \(entries)")
+        #expect(entries.count == 2, "one purge of each cache: \(entries)")
     }
 
     @Test func aCacheRegisteredWithTwoSystemsIsCountedByEach() throws {
