@@ -68,6 +68,28 @@ extension ChildProcessTests {
             #expect(Self.registrationError(system, "bare", ProcessSpecification(executable: "sleep", arguments: ["1"])) == nil)
         }
 
+        @Test func anArgumentListTheKernelCannotTakeIsRefusedAtRegistration() throws {
+            let system = try Self.system()
+            // One argument longer than the kernel's limit for a single string (32 pages), and a
+            // list longer in total than the whole argument space.
+            let long = String(repeating: "a", count: 200_000)
+            let many = Array(repeating: String(repeating: "b", count: 1000), count: 10_000)
+            let largeEnvironment = ["BIG": String(repeating: "c", count: 200_000)]
+            for (name, process) in [
+                ("one-long-argument", ProcessSpecification(executable: "/bin/sleep", arguments: [long])),
+                ("many-arguments", ProcessSpecification(executable: "/bin/sleep", arguments: many)),
+                ("long-environment", ProcessSpecification(executable: "/bin/sleep", environment: largeEnvironment)),
+            ] {
+                let error = Self.registrationError(system, name, process)
+                #expect(error?.code == .invalidConfiguration, "\(name): \(String(describing: error))")
+                #expect(error.map { "\($0)".contains("expected") } == true, "\(name): \(String(describing: error))")
+                #expect(system.app(.test(name)) == nil)
+            }
+            // A large list within the limits is fine.
+            let fine = Array(repeating: "x", count: 10_000)
+            #expect(Self.registrationError(system, "many-short", ProcessSpecification(executable: "/bin/true", arguments: fine)) == nil)
+        }
+
         @Test func warningSignalsAtAndBeyondTheAcceptedRange() throws {
             let system = try Self.system()
             let accepted = ProcessAppOptions.Channel.acceptedSignals

@@ -16,6 +16,8 @@ import SystemPackage
 ///   specification's own, else the host's, else `/usr/local/bin:/usr/bin:/bin`);
 /// - the file it names exists, is a regular file and is executable by us;
 /// - arguments and environment entries hold no NUL, and environment names are not empty and hold no `=`;
+/// - they fit where `execve` puts them: each at most 32 pages, all of them (with the environment
+///   inherited, when the specification has none) within a quarter of the stack limit, at most 6 MiB;
 /// - the working directory, when given, is an existing directory.
 public struct ProcessSpecification: Hashable, Sendable {
     /// The program: an absolute path, a path relative to ``workingDirectory``, or a name looked up in `PATH`.
@@ -100,6 +102,7 @@ public struct ProcessSpecification: Hashable, Sendable {
                 }
             }
         }
+        try checkArgumentSpace()
         if let workingDirectory {
             guard Self.kind(of: workingDirectory.string) == .directory else {
                 throw .processSpecificationInvalid(
@@ -110,6 +113,45 @@ public struct ProcessSpecification: Hashable, Sendable {
         }
         let path = try resolveExecutable()
         return ValidatedProcessSpecification(specification: self, executablePath: path)
+    }
+
+    /// Checks that the arguments and the environment fit where `execve` puts them, as the kernel
+    /// counts them (`fs/exec.c`): each string, with its NUL, in 32 pages (`MAX_ARG_STRLEN`), and all
+    /// of them with their pointers in a quarter of the stack limit, at most 6 MiB and at least 32
+    /// pages. Beyond either, `execve` fails with `E2BIG` once the child has been made.
+    private func checkArgumentSpace() throws(MemoryPressureError) {
+        let pageSize = max(4096, sysconf(Int32(_SC_PAGESIZE)))
+        let longestString = 32 * pageSize
+        var stack = rlimit()
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_STACK.rawValue)
+        #else
+        let resource = RLIMIT_STACK
+        #endif
+        // An unlimited stack (RLIM_INFINITY) clamps to Int.max.
+        let stackLimit = getrlimit(resource, &stack) == 0 ? Int(clamping: stack.rlim_cur) : Int.max
+        let space = max(min(6 << 20, stackLimit / 4), longestString)
+        let environment = self.environment ?? Self.hostEnvironment
+        var total = (2 + arguments.count + environment.count) * MemoryLayout<UnsafeRawPointer>.size
+        func add(_ bytes: Int, _ field: @autoclosure () -> String) throws(MemoryPressureError) {
+            guard bytes <= longestString else {
+                throw .processSpecificationInvalid(field(), "is \(bytes - 1) bytes long; expected at most \(longestString - 1) bytes (MAX_ARG_STRLEN)")
+            }
+            total += bytes
+        }
+        try add(executable.utf8.count + 1, "executable")
+        for (index, argument) in arguments.enumerated() {
+            try add(argument.utf8.count + 1, "argument \(index + 1)")
+        }
+        for (name, value) in environment {
+            try add(name.utf8.count + 1 + value.utf8.count + 1, "environment entry \(name.debugDescription)")
+        }
+        guard total <= space else {
+            throw .processSpecificationInvalid(
+                "arguments and environment",
+                "take \(total) bytes with their pointers; expected at most \(space) bytes (a quarter of the stack limit, at most 6 MiB)"
+            )
+        }
     }
 
     /// The file the executable names, checked to be an executable regular file.
