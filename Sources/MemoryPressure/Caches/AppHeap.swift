@@ -27,50 +27,17 @@ import Synchronization
 /// ## Two ways to allocate
 ///
 /// ``allocate(byteCount:zeroed:)`` makes a ``HeapBuffer``, an object that frees its bytes when the
-/// last reference goes, guards them with a lock and keeps the heap alive: the safe way, for large
-/// payloads. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are the fast way for many
-/// small objects: a raw allocation, admitted and counted the same way, at a few times the cost of
-/// `malloc`, that the caller frees exactly once through the same heap.
+/// last reference goes and guards them with a lock: the safe way. A buffer of 256 bytes or less
+/// is one object with its bytes inside it, so making and releasing it costs about four times a
+/// `malloc` and `free`. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are a raw
+/// allocation, admitted and counted the same way, at about three times the cost of `malloc`, that
+/// the caller frees exactly once through the same heap.
 public final class AppHeap: Sendable {
     /// The app the heap belongs to.
     public let app: AppIdentifier
-    private let pool: ArenaPool
-    /// The pool arena the heap's raw allocations, and its buffers until it has an own arena, go to.
-    private let slot: ArenaPool.Slot
-    private let policy: HeapArenaPolicy
-    /// The index of the heap's own arena, ``noArena`` until it takes one.
-    private let ownArenaIndex = Atomic<UInt32>(noArena)
-    private static let noArena = UInt32.max
-    /// Held while the own arena is taken, purged or destroyed, and while the heap is finished.
-    private let ownArenaLock = Mutex(OwnArenaState())
-
-    private struct OwnArenaState {
-        /// The limit or jemalloc refused an own arena: the heap stays in the pool.
-        var refused = false
-    }
-
-    /// The heap's bytes: raised by a compare-and-swap that checks the hard limit in the same step
-    /// (and keeps the sum from overflowing), lowered with wrapping subtracts.
-    private let allocated = Atomic<Int>(0)
-    private let closed = Atomic<Bool>(false)
-    /// Closed, empty, its own arena destroyed and its pool arena purged.
-    private let finished = Atomic<Bool>(false)
-    /// The most bytes the app may hold in the heap in its current state; `Int.max` for no limit.
-    private let hardLimit = Atomic<Int>(.max)
-    /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
-    private let account: FootprintAccount?
-    /// `account`, unretained: the allocation path reaches it without a retain and release, while
-    /// `account` keeps it alive.
-    private let accountReference: Unmanaged<FootprintAccount>?
-
-    /// Allocations at least this large have their pages faulted in as they are made, so that the
-    /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
-    /// arena has mostly touched already.
-    static let prefaultThreshold = 64 << 10
-    /// How much is faulted in between two commits to the account.
-    static let faultChunk = 2 << 20
-    /// The alignment of every allocation.
-    static let alignment = 16
+    /// Everything the heap's buffers need to free their bytes: it outlives the heap while any of
+    /// them is alive.
+    let core: Core
 
     /// Creates a heap for `app` with an arena of its own from the start (while the process has
     /// fewer than ``HeapArenaPolicy/ownArenaLimit``), outside any memory system's account.
@@ -82,12 +49,12 @@ public final class AppHeap: Sendable {
     /// Takes no lock but the pool's creation, once per process, and refreshes no epoch.
     init(app: AppIdentifier, account: FootprintAccount?, policy: HeapArenaPolicy = .standard) throws(JemallocError) {
         self.app = app
-        self.account = account
-        accountReference = account.map { .passUnretained($0) }
-        self.policy = policy
-        pool = try ArenaPool.shared.get()
-        slot = pool.nextSlot()
-        if policy.ownArenaThreshold == 0 { _ = takeOwnArena() }
+        core = try Core(app: app, account: account, policy: policy)
+        core.heap = self
+    }
+
+    deinit {
+        core.heapReleased()
     }
 
     // MARK: Allocation
@@ -106,10 +73,13 @@ public final class AppHeap: Sendable {
     /// - Returns: The buffer, counted in the heap until it is released.
     /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
     public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
-        let heapBytes = try admit(byteCount)
-        let ownArena = ownArena(forHeapBytes: heapBytes)
-        let base = try allocateAdmitted(byteCount, zeroed: zeroed, in: ownArena)
-        return HeapBuffer(base, byteCount: byteCount, ownArena: ownArena, in: self)
+        let heapBytes = try core.admit(byteCount, heap: self)
+        if byteCount <= HeapBuffer.inlineLimit {
+            return HeapBuffer.make(inline: byteCount, zeroed: zeroed, core: core)
+        }
+        let ownArena = core.ownArena(forHeapBytes: heapBytes)
+        let base = try core.allocateAdmitted(byteCount, zeroed: zeroed, in: ownArena)
+        return HeapBuffer.make(base, byteCount: byteCount, ownArena: ownArena, core: core)
     }
 
     /// Allocates `byteCount` bytes, aligned to 16, for the caller to free with ``deallocate(_:)``:
@@ -129,8 +99,8 @@ public final class AppHeap: Sendable {
     /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
     @inline(__always)
     public func allocateBytes(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> UnsafeMutableRawBufferPointer {
-        try admit(byteCount)
-        return UnsafeMutableRawBufferPointer(start: try allocateAdmitted(byteCount, zeroed: zeroed, in: nil), count: byteCount)
+        try core.admit(byteCount, heap: self)
+        return UnsafeMutableRawBufferPointer(start: try core.allocateAdmitted(byteCount, zeroed: zeroed, in: nil), count: byteCount)
     }
 
     /// Frees bytes that ``allocateBytes(byteCount:zeroed:)`` of this heap returned, and lowers the
@@ -140,200 +110,30 @@ public final class AppHeap: Sendable {
     @inline(__always)
     public func deallocate(_ bytes: UnsafeMutableRawBufferPointer) {
         guard let base = bytes.baseAddress else { preconditionFailure("deallocate(_:) of bytes with no address") }
-        free(base, byteCount: bytes.count, in: nil)
+        core.free(base, byteCount: bytes.count, in: nil)
     }
 
     /// The largest allocation a heap accepts, 2^56 bytes: more than any machine's address space, and
     /// small enough that no sum of byte counts in flight can overflow.
     static let largestAllocation = 1 << 56
 
-    /// Counts `byteCount` more bytes in the heap and admits them: checks the byte count, that the
-    /// heap is open, the hard limit and the budget. Returns the heap's bytes with them.
-    @discardableResult
-    @inline(__always)
-    private func admit(_ byteCount: Int) throws(MemoryPressureError) -> Int {
-        guard byteCount > 0, byteCount <= Self.largestAllocation else {
-            throw invalidByteCount(byteCount)
-        }
-        // Counted only when they fit under the hard limit, compared and added in one step, so that a
-        // refused allocation leaves no trace in the count another thread (the limit enforcer) reads.
-        let limit = hardLimit.load(ordering: .relaxed)
-        var heapBytes = allocated.load(ordering: .relaxed)
-        while true {
-            guard byteCount <= limit - heapBytes else {
-                throw refuseOverHardLimit(byteCount, heapBytes: heapBytes, hardLimit: limit)
-            }
-            let (exchanged, original) = allocated.weakCompareExchange(
-                expected: heapBytes, desired: heapBytes + byteCount, ordering: .sequentiallyConsistent
-            )
-            if exchanged { break }
-            heapBytes = original
-        }
-        heapBytes += byteCount
-        // Counted before the closed check, and close() sets the flag before it reads the count: an
-        // allocation racing a close either sees the heap closed or is seen by it.
-        guard !closed.load(ordering: .sequentiallyConsistent) else {
-            remove(byteCount)
-            throw .heapClosed(app)
-        }
-        guard let accountReference else { return heapBytes }
-        let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
-            do throws(MemoryPressureError) {
-                try account.admit(byteCount, heap: self, faultedInLater: byteCount >= Self.prefaultThreshold)
-                return nil
-            } catch {
-                return error
-            }
-        }
-        if let refusal {
-            remove(byteCount)
-            throw refusal
-        }
-        return heapBytes
-    }
+    // MARK: Arenas and state
 
-    /// The error for a byte count of 0 or less, or past ``largestAllocation``.
-    @inline(never)
-    private func invalidByteCount(_ byteCount: Int) -> MemoryPressureError {
-        guard byteCount > 0 else {
-            do {
-                try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
-            } catch {
-                return .allocationFailed(error, app: app)
-            }
-            preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
-        }
-        return .allocationTooLarge(app: app, bytes: byteCount, maximum: Self.largestAllocation)
-    }
-
-    /// The refusal of `byteCount` bytes past the hard limit, recorded by the account when the heap
-    /// has one.
-    @inline(never)
-    private func refuseOverHardLimit(_ byteCount: Int, heapBytes: Int, hardLimit: Int) -> MemoryPressureError {
-        guard let account else {
-            return .heapOverHardLimit(app: app, bytes: byteCount, heapBytes: heapBytes, hardLimit: hardLimit)
-        }
-        return account.refuse(byteCount, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
-    }
-
-    /// Allocates admitted bytes in `ownArena`, or in the pool when nil, and faults large ones in.
-    @inline(__always)
-    private func allocateAdmitted(_ byteCount: Int, zeroed: Bool, in ownArena: Arena?) throws(MemoryPressureError) -> UnsafeMutableRawPointer {
-        let faultedInLater = byteCount >= Self.prefaultThreshold
-        let allocation: UnsafeMutableRawPointer?
-        if let ownArena {
-            allocation = try? ownArena.allocateUncached(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
-        } else {
-            allocation = slot.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
-        }
-        guard let base = allocation else {
-            account?.withdraw(byteCount, faultedInLater: faultedInLater)
-            remove(byteCount)
-            throw .allocationFailed(JemallocError(kind: .outOfMemory, key: "mallocx(\(byteCount)) in \(ownArena ?? slot.arena)", errno: 0), app: app)
-        }
-        if faultedInLater {
-            // Fault in a chunk at a time, committing each as it becomes resident, so a sample taken
-            // meanwhile counts every byte once: in statm, or as under way.
-            var offset = 0
-            while offset < byteCount {
-                let chunk = min(Self.faultChunk, byteCount - offset)
-                Self.faultIn(UnsafeMutableRawBufferPointer(start: base + offset, count: chunk))
-                account?.commit(chunk)
-                offset += chunk
-            }
-        }
-        return base
-    }
-
-    /// Frees `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in the pool.
-    @inline(__always)
-    func free(_ base: UnsafeMutableRawPointer, byteCount: Int, in ownArena: Arena?) {
-        if let ownArena {
-            ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
-        } else {
-            slot.deallocate(base, byteCount: byteCount, alignment: Self.alignment)
-        }
-        accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
-        remove(byteCount)
-    }
-
-    /// Uncounts `byteCount` bytes; finishes the heap if it is closed and now empty.
-    @inline(__always)
-    private func remove(_ byteCount: Int) {
-        if allocated.wrappingSubtract(byteCount, ordering: .sequentiallyConsistent).newValue == 0,
-           closed.load(ordering: .sequentiallyConsistent) {
-            finish()
-        }
-    }
-
-    /// Makes `bytes`' pages resident: `MADV_POPULATE_WRITE` (Linux 5.14), or a write to each page
-    /// where the kernel does not offer it. The bytes are new, so writing them changes nothing a
-    /// caller may rely on: a zeroed buffer is written with zeros.
-    private static func faultIn(_ bytes: UnsafeMutableRawBufferPointer) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (Int(bitPattern: bytes.baseAddress) + page - 1) & ~(page - 1)
-        let end = Int(bitPattern: bytes.baseAddress) + bytes.count
-        guard end > start else { return }
-        if madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, 23 /* MADV_POPULATE_WRITE */) == 0 { return }
-        var address = start
-        while address < end {
-            UnsafeMutablePointer<UInt8>(bitPattern: address)!.pointee = 0
-            address += page
-        }
-    }
-
-    // MARK: Arenas
-
-    /// The arena a buffer goes to when the heap holds `heapBytes` with it: the heap's own, taken
-    /// now if the policy calls for it, or nil for the pool.
-    private func ownArena(forHeapBytes heapBytes: Int) -> Arena? {
-        let index = ownArenaIndex.load(ordering: .acquiring)
-        if index != Self.noArena { return Arena(index: index) }
-        guard heapBytes >= policy.ownArenaThreshold else { return nil }
-        return takeOwnArena()
-    }
-
-    /// Takes an arena of the heap's own, unless it has one, or the limit or jemalloc refused one.
-    private func takeOwnArena() -> Arena? {
-        ownArenaLock.withLock { state -> Arena? in
-            let index = ownArenaIndex.load(ordering: .relaxed)
-            if index != Self.noArena { return Arena(index: index) }
-            guard !state.refused, HeapArenaPolicy.claimOwnArena() else {
-                state.refused = true
-                return nil
-            }
-            do {
-                let arena = try Arena.createWithoutEpochRefresh()
-                ownArenaIndex.store(arena.index, ordering: .releasing)
-                return arena
-            } catch {
-                HeapArenaPolicy.returnOwnArena()
-                state.refused = true
-                return nil
-            }
-        }
-    }
-
-    /// The heap's own arena, if it has taken one.
-    private var ownArena: Arena? {
-        let index = ownArenaIndex.load(ordering: .acquiring)
-        return index == Self.noArena ? nil : Arena(index: index)
-    }
-
-    /// The arena new buffers go to: the heap's own if it has one, else its pool arena (shared).
-    package var arena: Arena { ownArena ?? slot.arena }
+    /// The arena new buffers larger than ``HeapBuffer``'s inline limit go to: the heap's own if it
+    /// has one, else its pool arena (shared).
+    package var arena: Arena { core.arena }
 
     /// The pool slot the heap allocates in, shared with other heaps.
-    package var poolSlot: ArenaPool.Slot { slot }
+    package var poolSlot: ArenaPool.Slot { core.slot }
 
     /// Sets the most bytes the heap may hold, as the app's state calls for; nil for no limit.
     func setHardLimit(_ bytes: Int?) {
-        hardLimit.store(bytes ?? .max, ordering: .relaxed)
+        core.hardLimit.store(bytes ?? .max, ordering: .relaxed)
     }
 
     /// The bytes of the heap's live allocations, as asked for (jemalloc rounds each up to its size
     /// class); kept as they come and go, so it is current without an epoch refresh.
-    public var allocatedBytes: Int { allocated.load(ordering: .relaxed) }
+    public var allocatedBytes: Int { core.allocatedBytes }
 
     /// The statistics of ``arena`` as of the last ``Jemalloc/advanceEpoch()``; a pool arena's
     /// cover every heap that shares it.
@@ -344,76 +144,448 @@ public final class AppHeap: Sendable {
     /// Returns the free pages of the heap's own arena, if it has one, to the operating system now.
     /// Its pool arena is the registry's to purge, once for all the heaps that share it.
     package func purgeOwnArena() throws(JemallocError) {
-        try ownArenaLock.withLock { _ throws(JemallocError) in
-            guard let ownArena, !finished.load(ordering: .relaxed) else { return }
-            try ownArena.purge()
-        }
+        try core.purgeOwnArena()
     }
-
-    // MARK: Closing
 
     /// Stops making allocations; finishes the heap now if it holds nothing, otherwise as soon as
     /// the last allocation is freed: destroys its own arena and purges its pool arena, so the pages
     /// come back at once. Returns whether the heap is finished on return.
     @discardableResult
     package func close() -> Bool {
-        closed.store(true, ordering: .sequentiallyConsistent)
-        if allocated.load(ordering: .sequentiallyConsistent) == 0 { finish() }
-        return finished.load(ordering: .acquiring)
+        core.close()
     }
 
     /// Whether the heap is finished: closed and empty, its own arena destroyed, its pool arena's
     /// free pages returned.
-    package var isDestroyed: Bool { finished.load(ordering: .acquiring) }
+    package var isDestroyed: Bool { core.isFinished }
+}
 
-    /// Destroys the own arena (if jemalloc refuses, a thread bound to it, its pages are at least
-    /// purged, and the index is left unused) and purges the pool arena; once.
-    private func finish() {
-        ownArenaLock.withLock { _ in
-            guard !finished.load(ordering: .relaxed) else { return }
-            if let ownArena {
-                do {
-                    try ownArena.destroy()
-                } catch {
-                    try? ownArena.purge()
-                }
-                HeapArenaPolicy.returnOwnArena()
-            }
-            try? pool.purge(slot)
-            finished.store(true, ordering: .releasing)
+extension AppHeap {
+    /// A heap's arenas, counters and state: what its allocations are admitted against and its
+    /// buffers free their bytes through.
+    ///
+    /// The buffers hold it unretained (a retain and release per buffer would be two more locked
+    /// instructions on a path of a few nanoseconds): it lives while its heap does and, after that,
+    /// while it counts any bytes. The heap's bytes and two flags share one atomic word, so that the
+    /// free that empties a closed or dropped heap knows it in the same instruction that uncounts
+    /// its bytes, and is the only one to know it. Whoever may leave the core to such a free takes
+    /// a reference for it first: ``close()`` while bytes remain (the *closing* reference), and the
+    /// heap's deinitialization while bytes remain (the *buffers'* reference). The free that takes
+    /// the count to zero finishes the heap and releases them; until then, every free is a single
+    /// atomic subtract that touches the core no more.
+    final class Core: Sendable {
+        let app: AppIdentifier
+        private let pool: ArenaPool
+        /// The pool arena the heap's raw allocations, and its buffers until it has an own arena, go to.
+        let slot: ArenaPool.Slot
+        private let policy: HeapArenaPolicy
+        /// The index of the heap's own arena, ``noArena`` until it takes one.
+        private let ownArenaIndex = Atomic<UInt32>(noArena)
+        static let noArena = UInt32.max
+        /// Held while the own arena is taken, purged or destroyed, and while the heap is finished.
+        private let ownArenaLock = Mutex(OwnArenaState())
+
+        private struct OwnArenaState {
+            /// The limit or jemalloc refused an own arena: the heap stays in the pool.
+            var refused = false
         }
-    }
 
-    deinit {
-        // Every buffer holds the heap, and raw allocations never go to the own arena, so nothing
-        // lives in it here.
-        finish()
+        /// The heap's bytes (the low bits, ``bytesMask``), whether it is closed (``closedFlag``) and
+        /// whether the ``AppHeap`` is alive (``heldFlag``). The bytes are raised by a
+        /// compare-and-swap that checks the hard limit and the closed flag in the same step, and
+        /// lowered with wrapping subtracts.
+        private let state = Atomic<Int>(heldFlag)
+        static let bytesMask = (1 << 60) - 1
+        static let closedFlag = 1 << 60
+        static let heldFlag = 1 << 61
+        /// The most bytes a heap holds whatever its hard limit, so that the count never reaches the
+        /// flags (eight allocations of ``AppHeap/largestAllocation``, far past any address space).
+        static let mostBytes = 1 << 59
+        /// Closed, empty, its own arena destroyed and its pool arena purged.
+        let finished = Atomic<Bool>(false)
+        /// The most bytes the app may hold in the heap in its current state; `Int.max` for no limit.
+        let hardLimit = Atomic<Int>(.max)
+        /// Where the heap's allocations are admitted against the budget, when a memory system hosts it.
+        private let account: FootprintAccount?
+        /// `account`, unretained: the allocation path reaches it without a retain and release, while
+        /// `account` keeps it alive.
+        private let accountReference: Unmanaged<FootprintAccount>?
+        /// The heap, while it lives: for ``HeapBuffer/heap``. Set once, before the heap is shared.
+        nonisolated(unsafe) weak var heap: AppHeap?
+
+        /// Allocations at least this large have their pages faulted in as they are made, so that the
+        /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
+        /// arena has mostly touched already.
+        static let prefaultThreshold = 64 << 10
+        /// How much is faulted in between two commits to the account.
+        static let faultChunk = 2 << 20
+        /// The alignment of every allocation.
+        static let alignment = 16
+
+        init(app: AppIdentifier, account: FootprintAccount?, policy: HeapArenaPolicy) throws(JemallocError) {
+            self.app = app
+            self.account = account
+            accountReference = account.map { .passUnretained($0) }
+            self.policy = policy
+            pool = try ArenaPool.shared.get()
+            slot = pool.nextSlot()
+            if policy.ownArenaThreshold == 0 { _ = takeOwnArena() }
+        }
+
+        /// The heap's bytes.
+        var allocatedBytes: Int { state.load(ordering: .relaxed) & Self.bytesMask }
+
+        /// Whether the heap is finished.
+        var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+        // MARK: Admission
+
+        /// Counts `byteCount` more bytes in the heap and admits them: checks the byte count, that the
+        /// heap is open, the hard limit and the budget. Returns the heap's bytes with them.
+        @discardableResult
+        @inline(__always)
+        func admit(_ byteCount: Int, heap: AppHeap) throws(MemoryPressureError) -> Int {
+            guard byteCount > 0, byteCount <= AppHeap.largestAllocation else {
+                throw invalidByteCount(byteCount)
+            }
+            // Counted only when the heap is open and they fit under the hard limit, checked and added
+            // in one step, so that a refused allocation leaves no trace in the count another thread
+            // (the limit enforcer) reads, and an allocation racing a close either is refused or is
+            // counted before the close reads the count.
+            let limit = min(hardLimit.load(ordering: .relaxed), Self.mostBytes)
+            var current = state.load(ordering: .relaxed)
+            while true {
+                guard current & Self.closedFlag == 0 else { throw .heapClosed(app) }
+                let heapBytes = current & Self.bytesMask
+                guard byteCount <= limit - heapBytes else {
+                    throw refuseOverHardLimit(byteCount, heapBytes: heapBytes, hardLimit: limit)
+                }
+                let (exchanged, original) = state.weakCompareExchange(
+                    expected: current, desired: current + byteCount, ordering: .sequentiallyConsistent
+                )
+                if exchanged { break }
+                current = original
+            }
+            let heapBytes = current & Self.bytesMask + byteCount
+            guard let accountReference else { return heapBytes }
+            let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
+                do throws(MemoryPressureError) {
+                    try account.admit(byteCount, heap: heap, faultedInLater: byteCount >= Self.prefaultThreshold)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let refusal {
+                remove(byteCount)
+                throw refusal
+            }
+            return heapBytes
+        }
+
+        /// The error for a byte count of 0 or less, or past ``AppHeap/largestAllocation``.
+        @inline(never)
+        private func invalidByteCount(_ byteCount: Int) -> MemoryPressureError {
+            guard byteCount > 0 else {
+                do {
+                    try JemallocError.checkAllocation(byteCount: byteCount, alignment: Self.alignment)
+                } catch {
+                    return .allocationFailed(error, app: app)
+                }
+                preconditionFailure("checkAllocation accepts only byte counts of 1 or more")
+            }
+            return .allocationTooLarge(app: app, bytes: byteCount, maximum: AppHeap.largestAllocation)
+        }
+
+        /// The refusal of `byteCount` bytes past the hard limit, recorded by the account when the heap
+        /// has one.
+        @inline(never)
+        private func refuseOverHardLimit(_ byteCount: Int, heapBytes: Int, hardLimit: Int) -> MemoryPressureError {
+            guard let account else {
+                return .heapOverHardLimit(app: app, bytes: byteCount, heapBytes: heapBytes, hardLimit: hardLimit)
+            }
+            return account.refuse(byteCount, app: app, .hardLimit(hardLimit, heapBytes: heapBytes))
+        }
+
+        // MARK: Allocation
+
+        /// Allocates admitted bytes in `ownArena`, or in the pool when nil, and faults large ones in.
+        @inline(__always)
+        func allocateAdmitted(_ byteCount: Int, zeroed: Bool, in ownArena: Arena?) throws(MemoryPressureError) -> UnsafeMutableRawPointer {
+            let faultedInLater = byteCount >= Self.prefaultThreshold
+            let allocation: UnsafeMutableRawPointer?
+            if let ownArena {
+                allocation = try? ownArena.allocateUncached(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
+            } else {
+                allocation = slot.allocate(byteCount: byteCount, alignment: Self.alignment, zeroed: zeroed)
+            }
+            guard let base = allocation else {
+                account?.withdraw(byteCount, faultedInLater: faultedInLater)
+                remove(byteCount)
+                throw .allocationFailed(JemallocError(kind: .outOfMemory, key: "mallocx(\(byteCount)) in \(ownArena ?? slot.arena)", errno: 0), app: app)
+            }
+            if faultedInLater {
+                // Fault in a chunk at a time, committing each as it becomes resident, so a sample taken
+                // meanwhile counts every byte once: in statm, or as under way.
+                var offset = 0
+                while offset < byteCount {
+                    let chunk = min(Self.faultChunk, byteCount - offset)
+                    Self.faultIn(UnsafeMutableRawBufferPointer(start: base + offset, count: chunk))
+                    account?.commit(chunk)
+                    offset += chunk
+                }
+            }
+            return base
+        }
+
+        /// Frees `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in the pool, and
+        /// uncounts them. The core may be gone once this returns.
+        @inline(__always)
+        func free(_ base: UnsafeMutableRawPointer, byteCount: Int, in ownArena: Arena?) {
+            if let ownArena {
+                ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
+            } else {
+                slot.deallocate(base, byteCount: byteCount, alignment: Self.alignment)
+            }
+            uncount(byteCount)
+        }
+
+        /// Uncounts `byteCount` bytes that were freed (or are freed by the caller right after,
+        /// outside the heap's arenas). The core may be gone once this returns.
+        @inline(__always)
+        func uncount(_ byteCount: Int) {
+            accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
+            remove(byteCount)
+        }
+
+        /// Lowers the heap's count by `byteCount`; finishes the heap if it is closed or dropped and
+        /// now empty. The core may be gone once this returns: nothing after the subtract touches it
+        /// unless the subtract emptied a closed or dropped heap, which only one caller does.
+        @inline(__always)
+        private func remove(_ byteCount: Int) {
+            let after = state.wrappingSubtract(byteCount, ordering: .sequentiallyConsistent).newValue
+            if after & Self.bytesMask == 0, after != Self.heldFlag {
+                emptied(after)
+            }
+        }
+
+        /// The heap, closed or dropped, is empty as of the subtract that left `state`: finishes it and
+        /// releases the references taken for this moment.
+        @inline(never)
+        private func emptied(_ state: Int) {
+            finish()
+            let core = Unmanaged.passUnretained(self)
+            let closingReference = state & Self.closedFlag != 0
+            let buffersReference = state & Self.heldFlag == 0
+            if closingReference { core.release() }
+            if buffersReference { core.release() }
+        }
+
+        /// Makes `bytes`' pages resident: `MADV_POPULATE_WRITE` (Linux 5.14), or a write to each page
+        /// where the kernel does not offer it. The bytes are new, so writing them changes nothing a
+        /// caller may rely on: a zeroed buffer is written with zeros.
+        private static func faultIn(_ bytes: UnsafeMutableRawBufferPointer) {
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let start = (Int(bitPattern: bytes.baseAddress) + page - 1) & ~(page - 1)
+            let end = Int(bitPattern: bytes.baseAddress) + bytes.count
+            guard end > start else { return }
+            if madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, 23 /* MADV_POPULATE_WRITE */) == 0 { return }
+            var address = start
+            while address < end {
+                UnsafeMutablePointer<UInt8>(bitPattern: address)!.pointee = 0
+                address += page
+            }
+        }
+
+        // MARK: Arenas
+
+        /// The arena a buffer goes to when the heap holds `heapBytes` with it: the heap's own, taken
+        /// now if the policy calls for it, or nil for the pool.
+        func ownArena(forHeapBytes heapBytes: Int) -> Arena? {
+            let index = ownArenaIndex.load(ordering: .acquiring)
+            if index != Self.noArena { return Arena(index: index) }
+            guard heapBytes >= policy.ownArenaThreshold else { return nil }
+            return takeOwnArena()
+        }
+
+        /// Takes an arena of the heap's own, unless it has one, or the limit or jemalloc refused one.
+        private func takeOwnArena() -> Arena? {
+            ownArenaLock.withLock { state -> Arena? in
+                let index = ownArenaIndex.load(ordering: .relaxed)
+                if index != Self.noArena { return Arena(index: index) }
+                guard !state.refused, HeapArenaPolicy.claimOwnArena() else {
+                    state.refused = true
+                    return nil
+                }
+                do {
+                    let arena = try Arena.createWithoutEpochRefresh()
+                    ownArenaIndex.store(arena.index, ordering: .releasing)
+                    return arena
+                } catch {
+                    HeapArenaPolicy.returnOwnArena()
+                    state.refused = true
+                    return nil
+                }
+            }
+        }
+
+        /// The heap's own arena, if it has taken one.
+        private var ownArena: Arena? {
+            let index = ownArenaIndex.load(ordering: .acquiring)
+            return index == Self.noArena ? nil : Arena(index: index)
+        }
+
+        /// The arena new buffers go to: the heap's own if it has one, else its pool arena (shared).
+        var arena: Arena { ownArena ?? slot.arena }
+
+        /// Returns the free pages of the heap's own arena, if it has one, to the operating system now.
+        func purgeOwnArena() throws(JemallocError) {
+            try ownArenaLock.withLock { _ throws(JemallocError) in
+                guard let ownArena, !finished.load(ordering: .relaxed) else { return }
+                try ownArena.purge()
+            }
+        }
+
+        // MARK: Closing
+
+        /// Stops making allocations; finishes the heap now if it holds nothing, otherwise when the last
+        /// allocation is freed. Returns whether the heap is finished on return.
+        func close() -> Bool {
+            // The closing reference, for the free that empties the heap; the caller's heap keeps the
+            // core alive until the flag is set.
+            let closing = Unmanaged.passRetained(self)
+            let before = state.bitwiseOr(Self.closedFlag, ordering: .sequentiallyConsistent).oldValue
+            if before & Self.closedFlag != 0 {
+                closing.release()
+            } else if before & Self.bytesMask == 0 {
+                finish()
+                closing.release()
+            }
+            return finished.load(ordering: .acquiring)
+        }
+
+        /// The ``AppHeap`` is deinitialized: finishes the heap if it holds nothing, otherwise leaves
+        /// the core to its buffers, the last of which finishes it.
+        func heapReleased() {
+            let buffers = Unmanaged.passRetained(self)
+            let after = state.wrappingSubtract(Self.heldFlag, ordering: .sequentiallyConsistent).newValue
+            if after & Self.bytesMask == 0 {
+                finish()
+                buffers.release()
+            }
+        }
+
+        /// Destroys the own arena (if jemalloc refuses, a thread bound to it, its pages are at least
+        /// purged, and the index is left unused) and purges the pool arena; once.
+        private func finish() {
+            ownArenaLock.withLock { _ in
+                guard !finished.load(ordering: .relaxed) else { return }
+                if let ownArena {
+                    do {
+                        try ownArena.destroy()
+                    } catch {
+                        try? ownArena.purge()
+                    }
+                    HeapArenaPolicy.returnOwnArena()
+                }
+                try? pool.purge(slot)
+                finished.store(true, ordering: .releasing)
+            }
+        }
+
+        deinit {
+            // The heap is gone and nothing is counted: whoever saw that finished the heap already.
+            finish()
+        }
     }
 }
 
 /// A buffer in an app's ``AppHeap``, such as an image's or a media frame's payload.
 ///
-/// The buffer keeps its heap (and so its arena) alive, and frees its bytes before letting go of the
-/// heap, so its memory is valid for as long as anything can reach it. Access to the bytes is
-/// serialised by the buffer's lock.
+/// The buffer keeps what its heap needs to free its bytes (and so its arena) alive, and frees its
+/// bytes before letting go of it, so its memory is valid for as long as anything can reach it, even
+/// after its app is terminated or its heap is dropped. Access to the bytes is serialised by the
+/// buffer's lock.
+///
+/// A buffer of ``inlineLimit`` bytes or less is a single object, its bytes inside it (allocated
+/// with `malloc`, like every Swift object, rather than in the heap's arena); a larger one holds
+/// bytes in the heap's arena.
 public final class HeapBuffer: Sendable {
-    /// The number of bytes.
-    public let byteCount: Int
-    /// The heap the bytes live in.
-    package let heap: AppHeap
-    /// The heap's own arena the bytes live in, or nil for its pool arena.
-    private let ownArena: Arena?
-    /// The bytes' address: reached only under `access`, and in deinitialization.
-    nonisolated(unsafe) private let base: UnsafeMutableRawPointer
-    /// Serialises access to the bytes.
-    private let access = Mutex(())
+    // No stored properties: the object is made by `ManagedBufferPointer`, with the `Header` and,
+    // in the tail, the lock and an inline buffer's bytes (from the first address aligned to 16
+    // after the lock).
 
-    init(_ base: UnsafeMutableRawPointer, byteCount: Int, ownArena: Arena?, in heap: AppHeap) {
-        self.byteCount = byteCount
-        self.heap = heap
-        self.ownArena = ownArena
-        self.base = base
+    /// A buffer's fields.
+    struct Header {
+        let byteCount: Int
+        /// The heap's core, unretained: the buffer's bytes, counted in it, keep it alive.
+        let core: Unmanaged<AppHeap.Core>
+        /// The bytes when they live in an arena; nil when they are inline.
+        let external: UnsafeMutableRawPointer?
+        /// The index of the heap's own arena the external bytes live in, or ``AppHeap/Core/noArena``
+        /// for its pool arena.
+        let ownArenaIndex: UInt32
     }
+
+    /// The tail's unit. Aligned to 8, not 16: the Swift runtime allocates an object whose alignment
+    /// passes 8 with `posix_memalign` on Linux (its `MALLOC_ALIGN_MASK` test reads `__LP64`, which
+    /// compilers do not define), about twice the cost of `malloc`. The inline bytes start at the
+    /// first address aligned to 16 after the lock, within the tail's first 16 bytes.
+    typealias Chunk = UInt64
+    typealias Storage = ManagedBufferPointer<Header, Chunk>
+
+    /// The largest buffer kept inline.
+    static let inlineLimit = 256
+
+    /// A buffer of `byteCount` bytes inside the object, already admitted in `core`'s heap.
+    @inline(__always)
+    static func make(inline byteCount: Int, zeroed: Bool, core: AppHeap.Core) -> HeapBuffer {
+        let buffer = make(Header(byteCount: byteCount, core: .passUnretained(core), external: nil, ownArenaIndex: AppHeap.Core.noArena), chunks: (16 + byteCount + 7) >> 3)
+        if zeroed { buffer.bytes.initializeMemory(as: UInt8.self, repeating: 0) }
+        return buffer
+    }
+
+    /// A buffer of `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in `core`'s
+    /// pool arena.
+    static func make(_ base: UnsafeMutableRawPointer, byteCount: Int, ownArena: Arena?, core: AppHeap.Core) -> HeapBuffer {
+        make(Header(byteCount: byteCount, core: .passUnretained(core), external: base, ownArenaIndex: ownArena?.index ?? AppHeap.Core.noArena), chunks: 1)
+    }
+
+    @inline(__always)
+    private static func make(_ header: Header, chunks: Int) -> HeapBuffer {
+        assert(MemoryLayout<Mutex<Void>>.size <= 8 && MemoryLayout<Mutex<Void>>.alignment <= MemoryLayout<Chunk>.alignment)
+        let storage = Storage(bufferClass: HeapBuffer.self, minimumCapacity: chunks) { _, _ in header }
+        storage.withUnsafeMutablePointerToElements { chunks in
+            UnsafeMutableRawPointer(chunks).bindMemory(to: Mutex<Void>.self, capacity: 1).initialize(to: Mutex(()))
+        }
+        return unsafeDowncast(storage.buffer, to: HeapBuffer.self)
+    }
+
+    /// The buffer's fields.
+    private var header: UnsafeMutablePointer<Header> {
+        Storage(unsafeBufferObject: self).withUnsafeMutablePointerToHeader { $0 }
+    }
+
+    /// The lock, at the tail's start.
+    private var lock: UnsafeMutablePointer<Mutex<Void>> {
+        Storage(unsafeBufferObject: self).withUnsafeMutablePointerToElements {
+            UnsafeMutableRawPointer($0).assumingMemoryBound(to: Mutex<Void>.self)
+        }
+    }
+
+    /// The bytes, inline (after the lock) or in an arena: valid while the buffer lives.
+    private var bytes: UnsafeMutableRawBufferPointer {
+        Storage(unsafeBufferObject: self).withUnsafeMutablePointers { header, chunks in
+            let inline = UnsafeMutableRawPointer(bitPattern: (Int(bitPattern: chunks) + MemoryLayout<Mutex<Void>>.size + 15) & ~15)
+            return UnsafeMutableRawBufferPointer(start: header.pointee.external ?? inline, count: header.pointee.byteCount)
+        }
+    }
+
+    /// The number of bytes.
+    public var byteCount: Int { header.pointee.byteCount }
+
+    /// The heap the bytes live in, while it lives.
+    package var heap: AppHeap? { header.pointee.core.takeUnretainedValue().heap }
 
     /// Calls `body` with the bytes, to read them, while no other access to them runs.
     ///
@@ -423,8 +595,9 @@ public final class HeapBuffer: Sendable {
     public func withUnsafeBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try access.withLock { _ throws(Failure) -> Result in
-            try body(UnsafeRawBufferPointer(start: base, count: byteCount))
+        let bytes = bytes
+        return try lock.pointee.withLock { _ throws(Failure) -> Result in
+            try body(UnsafeRawBufferPointer(bytes))
         }
     }
 
@@ -436,12 +609,23 @@ public final class HeapBuffer: Sendable {
     public func withUnsafeMutableBytes<Result: Sendable, Failure: Error>(
         _ body: (UnsafeMutableRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try access.withLock { _ throws(Failure) -> Result in
-            try body(UnsafeMutableRawBufferPointer(start: base, count: byteCount))
+        let bytes = bytes
+        return try lock.pointee.withLock { _ throws(Failure) -> Result in
+            try body(bytes)
         }
     }
 
     deinit {
-        heap.free(base, byteCount: byteCount, in: ownArena)
+        let header = header.pointee
+        // Unretained: the bytes still counted keep the core alive; it may be gone after the call.
+        header.core._withUnsafeGuaranteedRef { core in
+            if let external = header.external {
+                core.free(external, byteCount: header.byteCount, in: header.ownArenaIndex == AppHeap.Core.noArena ? nil : Arena(index: header.ownArenaIndex))
+            } else {
+                // The inline bytes go with the object, right after this.
+                core.uncount(header.byteCount)
+            }
+        }
+        lock.deinitialize(count: 1)
     }
 }
