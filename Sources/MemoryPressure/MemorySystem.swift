@@ -76,7 +76,8 @@ public final class MemorySystem: Sendable {
     ///
     /// - Parameter configuration: The budget, the target, the monitor's settings and where state is
     ///   saved.
-    /// - Throws: When the target is out of range or the state archive's directory cannot be used.
+    /// - Throws: When the target is out of range, the ``Configuration/unrecoverable`` duration is
+    ///   not positive, or the state archive's directory cannot be used.
     public init(configuration: Configuration) throws(MemoryPressureError) {
         try configuration.checkTarget()
         self.configuration = configuration
@@ -394,6 +395,10 @@ extension MemorySystem {
             let ratio = targetRatio ?? budget.thresholds.ratios.warningRecovery
             guard ratio > 0, ratio < warning else {
                 throw .targetOutOfRange(ratio: ratio, warningRatio: warning)
+            }
+            // Its duration is a `var`, checked by its initializer only.
+            if let unrecoverable, unrecoverable.duration <= .zero {
+                throw .unrecoverableDurationNotPositive(unrecoverable.duration)
             }
         }
 

@@ -135,7 +135,10 @@ import Testing
                                     let background = try app.beginBackgroundTask { _ in }
                                     try app.endBackgroundTask(background)
                                 } catch let error as MemoryPressureError {
-                                    if error.code != .invalidTransition { unexpected.append("background task: \(error)") }
+                                    // Refused, or ended meanwhile by a termination from another task.
+                                    if ![.invalidTransition, .unknownBackgroundTask].contains(error.code) {
+                                        unexpected.append("background task: \(error)")
+                                    }
                                 } catch {
                                     unexpected.append("background task: \(error)")
                                 }
@@ -532,5 +535,57 @@ import Testing
         try await first.deactivate()
         #expect(await eventually { heard.all.contains("event") }, "the event observer is still registered")
         withExtendedLifetime((secondsToken, eventsToken)) {}
+    }
+}
+
+extension PublicAPIMisuseTests {
+    // MARK: The system's and the monitor's settings
+
+    @Test(arguments: [Duration.zero, .nanoseconds(-1), .seconds(-10)])
+    func aLimitCheckIntervalOfZeroOrLessIsATypedErrorNotABusyMonitor(interval: Duration) async throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+        configuration.logger = silentLogger
+        // A zero interval had the monitor read the cgroup's limit on every wake-up: a core busy.
+        configuration.monitor.limitCheckInterval = interval
+        let system = try MemorySystem(configuration: configuration)
+        // A run that is not refused goes on until the hang guard cancels it.
+        let error = await withDeadline(.seconds(30)) { await Self.error { try await system.run() } }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error.map { "\($0)".contains("limitCheckInterval") && "\($0)".contains("expected") } == true, "\(String(describing: error))")
+        #expect(system.monitor.latestSample == nil, "the monitor did not start")
+    }
+
+    @Test func negativeSettleTimesAndRepeatIntervalsAreTypedErrors() async throws {
+        for (settle, repeating) in [(Duration.seconds(-1), Duration.seconds(25)), (.seconds(5), .nanoseconds(-1))] {
+            var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+            configuration.logger = silentLogger
+            configuration.monitor.settleTime = settle
+            configuration.monitor.repeatInterval = repeating
+            let system = try MemorySystem(configuration: configuration)
+            let error = await withDeadline(.seconds(30)) { await Self.error { try await system.run() } }
+            #expect(error?.code == .invalidConfiguration, "settle \(settle), repeat \(repeating)")
+        }
+        // Zero is meaningful for both: announce a fall at once, repeat at every sample.
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+        configuration.logger = silentLogger
+        configuration.monitor.settleTime = .zero
+        configuration.monitor.repeatInterval = .zero
+        let system = try MemorySystem(configuration: configuration)
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+        }
+    }
+
+    @Test func anUnrecoverableDurationSetToZeroAfterItsInitializerIsATypedError() throws {
+        for duration: Duration in [.zero, .seconds(-30)] {
+            var unrecoverable = try Unrecoverable(after: .seconds(30), action: .exit(70))
+            // The property is settable; a system must not take it as "give up at once".
+            unrecoverable.duration = duration
+            var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+            configuration.unrecoverable = unrecoverable
+            let error = #expect(throws: MemoryPressureError.self) { _ = try MemorySystem(configuration: configuration) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error.map { "\($0)".contains("expected") } == true)
+        }
     }
 }

@@ -29,6 +29,21 @@ extension MemoryPressureError {
         )
     }
 
+    /// A limit-check interval of zero or less (it would read the cgroup's limit on every wake-up,
+    /// keeping a core busy).
+    static func limitCheckIntervalNotPositive(_ interval: Duration) -> Self {
+        Self(
+            .invalidConfiguration,
+            "pressure monitor limitCheckInterval \(interval) is not positive; expected an interval greater than zero, such as 10s, "
+                + "or nil to keep the configured budget"
+        )
+    }
+
+    /// A negative settle time or repeat interval (`setting`).
+    static func monitorDurationNegative(_ setting: String, _ duration: Duration) -> Self {
+        Self(.invalidConfiguration, "pressure monitor \(setting) \(duration) is negative; expected zero or more, such as 5s")
+    }
+
     /// The monitor's wake-up pipe or thread could not be made.
     static func monitorCouldNotStart(_ errno: Errno) -> Self {
         Self(.monitorCouldNotStart, "pressure monitor could not start its sampling thread: \(errno)", errno: errno)

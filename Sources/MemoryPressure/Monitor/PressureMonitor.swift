@@ -61,12 +61,20 @@ public final class PressureMonitor: Sendable {
     /// Starts sampling on a thread of its own; the first sample is taken at once. Does nothing when
     /// already running.
     ///
-    /// - Throws: When the configured interval is not positive, or the thread cannot be made.
+    /// - Throws: When the configured interval or limit-check interval is not positive, the settle
+    ///   time or repeat interval is negative, or the thread cannot be made.
     ///
     /// SPI for the same reason as `init(configuration:)`.
     @_spi(Benchmarks) public func start() throws(MemoryPressureError) {
         for interval in [configuration.interval, configuration.fastInterval] where interval <= .zero {
             throw .monitorIntervalNotPositive(interval)
+        }
+        if let interval = configuration.limitCheckInterval, interval <= .zero {
+            throw .limitCheckIntervalNotPositive(interval)
+        }
+        for (setting, duration) in [("settleTime", configuration.settleTime), ("repeatInterval", configuration.repeatInterval)]
+        where duration < .zero {
+            throw .monitorDurationNegative(setting, duration)
         }
         try thread.withLock { (running: inout SamplingThread?) throws(MemoryPressureError) in
             guard running == nil else { return }
@@ -197,7 +205,8 @@ extension PressureMonitor {
         /// How often the cgroup's limit is read again while the monitor runs, so that the budget
         /// follows it: resolved again when it came from the limit, lowered when the limit falls below
         /// it (see ``MemoryBudget``). A `memory.events` change (v2) or a `memory.pressure_level`
-        /// notification (v1) has it read at once. Nil keeps the configured budget. Default 10 s.
+        /// notification (v1) has it read at once. Nil keeps the configured budget. Default 10 s;
+        /// more than zero (checked as the monitor starts).
         public var limitCheckInterval: Duration? = .seconds(10)
         /// Where the limits are read from: the process's own cgroup.
         package var limitsReader: MemoryLimitsReader = .current
@@ -220,9 +229,10 @@ extension PressureMonitor {
         /// A change of the cheap footprint at least this large since the last full sample makes the
         /// next sample a full one. Default 16 MiB.
         package var allocatorRefreshBytes: Int = 16 << 20
-        /// How long a lower level must hold before the fall is announced. Default 5 s.
+        /// How long a lower level must hold before the fall is announced. Default 5 s; zero or more.
         public var settleTime: Duration = .seconds(5)
-        /// Time between repeated announcements at one level. Default 25 s.
+        /// Time between repeated announcements at one level (zero: at every sample). Default 25 s;
+        /// zero or more.
         public var repeatInterval: Duration = .seconds(25)
         /// Stall percentages that raise the level on their own; nil to ignore stall.
         public var stallThresholds: StallThresholds? = .standard
