@@ -589,3 +589,33 @@ extension PublicAPIMisuseTests {
         }
     }
 }
+
+extension PublicAPIMisuseTests {
+    // MARK: Backing stores
+
+    @Test func aRendererThatUsesItsStoreNeitherDeadlocksNorBlocksARelease() async throws {
+        let system = try Self.system()
+        let heap = try system.heap(for: .test("store-owner"))
+        let seen = SharedLog<Int>()
+        let box = SharedBox<BackingStore?>(nil)
+        let store = try BackingStore(width: 64, height: 64, in: heap) { pixels in
+            // The owner's code, reading and releasing the store it renders for.
+            if let store = box.value {
+                seen.append(store.byteCount)
+                seen.append(store.release())
+            }
+            pixels.initializeMemory(as: UInt8.self, repeating: 7)
+        }
+        box.value = store
+        let first = await withDeadline(.seconds(30)) {
+            try? store.withPixels { pixels in pixels.allSatisfy { $0 == 7 } }
+        }
+        #expect(first == true, "rendered without a deadlock")
+        #expect(seen.all == [0, 0], "nothing to release while the first rendering runs")
+        #expect(store.byteCount == 64 * 64 * 4)
+        #expect(heap.allocatedBytes == 64 * 64 * 4)
+        box.value = nil
+        #expect(store.release() == 64 * 64 * 4)
+        #expect(heap.allocatedBytes == 0)
+    }
+}

@@ -55,7 +55,8 @@ public final class BackingStore: ReleasableStore {
     ///   - bytesPerPixel: Bytes per pixel, at least 1; 4 by default.
     ///   - heap: The heap the pixels live in, usually the owning app's
     ///     (``MemorySystem/heap(for:)``).
-    ///   - render: Draws the content into fresh bytes, on the thread of the use that needs them.
+    ///   - render: Draws the content into fresh bytes, on the thread of the use that needs them,
+    ///     outside the store's lock: it may read the store (``byteCount``, ``isVisible``).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when a
     ///   dimension is less than 1 or the total size overflows `Int`.
     public init(
@@ -93,13 +94,19 @@ public final class BackingStore: ReleasableStore {
     public func withPixels<Result: Sendable>(
         _ body: (UnsafeRawBufferPointer) -> Result
     ) throws(MemoryPressureError) -> Result {
-        let buffer = try pixels.withLock { pixels throws(MemoryPressureError) -> HeapBuffer in
+        if let buffer = pixels.withLock({ $0 }) {
+            return buffer.withUnsafeBytes(body)
+        }
+        // The renderer is the owner's code: it runs outside the lock, so that it may use the store
+        // and a release (a purge) never waits for a rendering. Two first uses at once may both
+        // render; the first to finish is kept and the other's bytes are freed.
+        let rendered = try heap.allocate(byteCount: capacity)
+        rendered.withUnsafeMutableBytes(render)
+        renders.add(1, ordering: .relaxed)
+        let buffer = pixels.withLock { pixels in
             if let pixels { return pixels }
-            let buffer = try heap.allocate(byteCount: capacity)
-            buffer.withUnsafeMutableBytes(render)
-            renders.add(1, ordering: .relaxed)
-            pixels = buffer
-            return buffer
+            pixels = rendered
+            return rendered
         }
         return buffer.withUnsafeBytes(body)
     }
