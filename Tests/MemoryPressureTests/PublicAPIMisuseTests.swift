@@ -619,3 +619,35 @@ extension PublicAPIMisuseTests {
         #expect(heap.allocatedBytes == 0)
     }
 }
+
+extension PublicAPIMisuseTests {
+    /// A service's own source that reads the monitor it feeds.
+    struct MonitorReadingSource: MemorySampleSource {
+        let monitor: SharedBox<PressureMonitor?>
+        let reads: SharedLog<Bool>
+        var name: String { "monitor-reading" }
+        var depth: SampleDepth { .cheap }
+        func read(into sample: inout MemorySample) throws {
+            guard let monitor = monitor.value else { return }
+            reads.append(monitor.judgesControlGroupWorkingSet)
+            _ = monitor.level
+            _ = monitor.budget
+        }
+    }
+
+    @Test func aSampleSourceMayReadTheMonitorItFeeds() async throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+        configuration.logger = silentLogger
+        let monitor = SharedBox<PressureMonitor?>(nil)
+        let reads = SharedLog<Bool>()
+        configuration.monitor.sources.append(MonitorReadingSource(monitor: monitor, reads: reads))
+        let system = try MemorySystem(configuration: configuration)
+        monitor.value = system.monitor
+        try await system.running {
+            // It trapped on the sampling thread: the sources are read under the sampler's lock,
+            // which judgesControlGroupWorkingSet took again.
+            #expect(await eventually { reads.all.count >= 3 })
+        }
+        monitor.value = nil
+    }
+}

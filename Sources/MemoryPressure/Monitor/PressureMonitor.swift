@@ -32,6 +32,8 @@ public final class PressureMonitor: Sendable {
     private let sampler: Mutex<MemorySampler>
     private let latest: Mutex<(level: PressureLevel, sample: MemorySample?, budget: MemoryBudget)>
     private let oomKills = Atomic<Int>(0)
+    /// The sampler's `judgesControlGroupWorkingSet`, for ``judgesControlGroupWorkingSet``.
+    private let judgesWorkingSet = Atomic<Bool>(false)
     private let thread = Mutex<SamplingThread?>(nil)
     /// The account whose admissions follow the budget, when a system owns the monitor.
     private let account: FootprintAccount?
@@ -114,11 +116,14 @@ public final class PressureMonitor: Sendable {
 
     /// Whether the footprint judged now takes in the cgroup's working set
     /// (``Configuration/controlGroupWorkingSet``).
-    public var judgesControlGroupWorkingSet: Bool { sampler.withLock { $0.judgesControlGroupWorkingSet } }
+    /// Read without the sampler's lock, which is held while the sources (a service's own among
+    /// them) are read: a source may read it.
+    public var judgesControlGroupWorkingSet: Bool { judgesWorkingSet.load(ordering: .relaxed) }
 
     /// Starts or stops taking in the cgroup's working set, from the sampling thread, and says so.
     func judgeControlGroupWorkingSet(_ judges: Bool, aloneInControlGroup alone: Bool) {
         sampler.withLock { $0.judgesControlGroupWorkingSet = judges }
+        judgesWorkingSet.store(judges, ordering: .relaxed)
         let why = switch configuration.controlGroupWorkingSet {
         case .whenAlone: alone ? "the process is alone in its memory cgroup" : "the process shares its memory cgroup"
         case .always, .never: "configured \(configuration.controlGroupWorkingSet)"
