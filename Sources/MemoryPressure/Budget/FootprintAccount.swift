@@ -175,6 +175,17 @@ final class FootprintAccount: Sendable {
         if crossingUnclaimed.load(ordering: .relaxed) { sched_yield() }
     }
 
+    /// `bytes` of a large buffer were freed. Its pages stay resident in its arena until jemalloc's
+    /// decay or a purge returns them, so they count as outside the heaps until the next sample
+    /// measures what is resident: the room a free makes is room a sample has seen, and the budget
+    /// is held a little early, never late. (Counted as heap bytes no longer, they would let another
+    /// app's arena fault in as much again before that sample: an overshoot of the bytes freed and
+    /// re-allocated within one sampling interval.)
+    func releaseLarge(_ bytes: Int) {
+        outsideHeaps.wrappingAdd(bytes, ordering: .relaxed)
+        admitted.wrappingSubtract(bytes, ordering: .relaxed)
+    }
+
     /// `bytes` admitted were not allocated after all (none of them committed).
     func withdraw(_ bytes: Int, faultedInLater: Bool) {
         if faultedInLater { underWay.wrappingSubtract(bytes, ordering: .relaxed) }

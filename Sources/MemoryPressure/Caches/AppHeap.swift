@@ -28,9 +28,9 @@ import Synchronization
 ///
 /// ``allocate(byteCount:zeroed:)`` makes a ``HeapBuffer``, an object that frees its bytes when the
 /// last reference goes and guards them with a lock: the safe way. A buffer of 256 bytes or less
-/// is one object with its bytes inside it, so making and releasing it costs about four times a
-/// `malloc` and `free`. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are a raw
-/// allocation, admitted and counted the same way, at about three times the cost of `malloc`, that
+/// is one object with its bytes inside it, so making and releasing it costs about three and a half
+/// times a `malloc` and `free`. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are a
+/// raw allocation, admitted and counted the same way, at about twice the cost of `malloc`, that
 /// the caller frees exactly once through the same heap.
 public final class AppHeap: Sendable {
     /// The app the heap belongs to.
@@ -354,7 +354,10 @@ extension AppHeap {
         /// outside the heap's arenas). The core may be gone once this returns.
         @inline(__always)
         func uncount(_ byteCount: Int) {
-            accountReference?._withUnsafeGuaranteedRef { $0.release(byteCount) }
+            accountReference?._withUnsafeGuaranteedRef { account in
+                // A large buffer's pages stay resident in its arena until decay or a purge.
+                if byteCount >= Self.prefaultThreshold { account.releaseLarge(byteCount) } else { account.release(byteCount) }
+            }
             remove(byteCount)
         }
 
