@@ -26,8 +26,9 @@ import Synchronization
 /// ## How many threads
 /// - ``baseWorkers`` (the processor count, at least 2) workers are started as work arrives and
 ///   stay. Work is CPU-bound and short (callbacks, warnings), so more would only contend.
-/// - A callback that blocks holds its worker. A watchdog thread, awake only while run loops wait
-///   and no worker is idle, looks every ``lookInterval``: a worker whose turn began more than
+/// - A callback that blocks holds its worker. A watchdog, a look every ``lookInterval`` on the
+///   apps' deadline timers' thread (``DeadlineTimers``) while run loops wait and no worker is
+///   idle, and no thread of its own: a worker whose turn began more than
 ///   ``stallThreshold`` ago and whose thread sleeps (is blocked in a wait, as `/proc` reports it)
 ///   is *stalled*, and while fewer than ``baseWorkers`` workers make progress it adds one, up to
 ///   ``maximumWorkers`` in all. So a blocked app delays the others by a
@@ -39,8 +40,8 @@ import Synchronization
 /// - Past ``maximumWorkers`` blocked callbacks at once (each a bug of its app), the other apps wait
 ///   until one returns: the pool is bounded by design, where Dispatch's would grow to hundreds.
 ///
-/// The process then has `baseWorkers + 1` threads for its apps whatever their number, plus one per
-/// callback blocked at the time.
+/// The process then has `baseWorkers` threads for its apps whatever their number (and the deadline
+/// timers' one, which every app shares anyway), plus one per callback blocked at the time.
 final class RunLoopPool: Sendable {
     /// The pool all apps share.
     static let shared = RunLoopPool(baseWorkers: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
@@ -71,9 +72,8 @@ final class RunLoopPool: Sendable {
         var nextWorker = 0
         /// Workers waiting for a ready run loop (some of them already signalled for one).
         var idle = 0
-        /// Whether the watchdog is looking, or has been woken to.
+        /// Whether the watchdog is looking: a look is scheduled on the deadline timers.
         var isWatching = false
-        var hasWatchdog = false
 
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
@@ -90,16 +90,9 @@ final class RunLoopPool: Sendable {
         }
     }
 
-    /// What the caller does for the watchdog once out of the lock.
-    private enum WatchdogCall {
-        case none, wake, startAndWake
-    }
-
     private let state = Mutex(State())
     /// Signalled once for each run loop put on the ready queue.
     private let readyCount = ThreadSemaphore()
-    /// Wakes the watchdog.
-    private let watchdogWake = ThreadSemaphore()
 
     /// A pool of `baseWorkers` workers, growing past blocked ones to `maximumWorkers` (by default
     /// four times as many, at least 64), whose added workers end after `retireAfter` without work.
@@ -114,30 +107,23 @@ final class RunLoopPool: Sendable {
 
     /// Puts `runLoop`, which has work and is on no worker nor the ready queue, on the ready queue.
     func schedule(_ runLoop: AppRunLoop) {
-        let call = state.withLock { state in
+        let startsWatching = state.withLock { state in
             state.ready.append(runLoop)
             if state.isShortOfWorkers, state.workers.count < baseWorkers {
                 addWorker(&state)
             }
-            return watchdogCall(&state)
+            return beginsWatching(&state)
         }
         readyCount.signal()
-        answer(call)
+        if startsWatching { scheduleLook() }
     }
 
-    /// Asks for the watchdog when run loops wait with no worker to take them and it is not looking.
-    private func watchdogCall(_ state: inout State) -> WatchdogCall {
-        guard state.isShortOfWorkers, state.workers.count >= baseWorkers, !state.isWatching else { return .none }
+    /// Whether the watchdog must start looking: run loops wait with no worker to take them and it
+    /// is not looking already.
+    private func beginsWatching(_ state: inout State) -> Bool {
+        guard state.isShortOfWorkers, state.workers.count >= baseWorkers, !state.isWatching else { return false }
         state.isWatching = true
-        defer { state.hasWatchdog = true }
-        return state.hasWatchdog ? .wake : .startAndWake
-    }
-
-    private func answer(_ call: WatchdogCall) {
-        if call == .startAndWake {
-            precondition(start(named: "app-watchdog") { self.watch() }, "no thread could be started for the apps' watchdog")
-        }
-        if call != .none { watchdogWake.signal() }
+        return true
     }
 
     /// Notes a new worker in `state` and starts its thread. Called under the lock (rarely: the
@@ -167,19 +153,19 @@ final class RunLoopPool: Sendable {
         while true {
             state.withLock { $0.idle += 1 }
             let waited = readyCount.wait(atMost: retireAfter)
-            let (runLoop, call): (AppRunLoop?, WatchdogCall) = state.withLock { state in
+            let (runLoop, startsWatching): (AppRunLoop?, Bool) = state.withLock { state in
                 state.idle -= 1
                 guard waited, let runLoop = state.ready.popFirst() else {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
-                    // woke no watchdog: the worker stays for it (the signal meant for it is still
+                    // started no watchdog look: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
                     if !state.isShortOfWorkers, state.workers.count > baseWorkers { state.workers[identifier] = nil }
-                    return (nil, .none)
+                    return (nil, false)
                 }
                 state.workers[identifier]?.turnStart = .now
-                return (runLoop, watchdogCall(&state))
+                return (runLoop, beginsWatching(&state))
             }
-            answer(call)
+            if startsWatching { scheduleLook() }
             guard let runLoop else {
                 if state.withLock({ $0.workers[identifier] == nil }) { return }
                 continue
@@ -190,27 +176,26 @@ final class RunLoopPool: Sendable {
         }
     }
 
-    /// The watchdog's life: asleep until run loops wait with no idle worker, then a look every
-    /// ``lookInterval`` while they do, adding a worker while fewer than ``baseWorkers`` progress.
-    private func watch() {
-        while true {
-            _ = watchdogWake.wait()
-            var watching = true
-            while watching {
-                // Nothing signals the watchdog while it watches: this is the pause between looks.
-                _ = watchdogWake.wait(atMost: lookInterval)
-                watching = state.withLock { state in
-                    guard state.isShortOfWorkers else {
-                        state.isWatching = false
-                        return false
-                    }
-                    let progressing = state.workers.count - state.countStalledWorkers(threshold: stallThreshold)
-                    if progressing < baseWorkers, state.workers.count < maximumWorkers {
-                        addWorker(&state)
-                    }
-                    return true
-                }
+    /// The watchdog's next look, ``lookInterval`` from now, on the deadline timers' thread.
+    private func scheduleLook() {
+        DeadlineTimers.shared.schedule(at: .now + lookInterval) { [self] in look() }
+    }
+
+    /// One look of the watchdog, while run loops wait with no idle worker: adds a worker while fewer
+    /// than ``baseWorkers`` progress, and looks again until no run loop waits. Short, with no user
+    /// code: a deadline timers' action.
+    private func look() {
+        let watching = state.withLock { state in
+            guard state.isShortOfWorkers else {
+                state.isWatching = false
+                return false
             }
+            let progressing = state.workers.count - state.countStalledWorkers(threshold: stallThreshold)
+            if progressing < baseWorkers, state.workers.count < maximumWorkers {
+                addWorker(&state)
+            }
+            return true
         }
+        if watching { scheduleLook() }
     }
 }

@@ -5,7 +5,7 @@ import Musl
 #endif
 
 /// A mutex and a condition variable on the monotonic clock: what the library's own threads (the
-/// run-loop workers, their watchdog, the reclamation thread, an allocation waiting for room) sleep
+/// run-loop workers, the reclamation thread, an allocation waiting for room) sleep
 /// on. Tasks never wait on it.
 final class ThreadCondition: @unchecked Sendable {
     // @unchecked: the mutex and the condition live at fixed addresses for the object's lifetime and
