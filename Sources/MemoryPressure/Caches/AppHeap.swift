@@ -510,7 +510,7 @@ extension AppHeap {
 /// after its app is terminated or its heap is dropped. Access to the bytes is serialised by the
 /// buffer's lock.
 ///
-/// A buffer of ``inlineLimit`` bytes or less is a single object, its bytes inside it (allocated
+/// A buffer of 256 bytes or less is a single object, its bytes inside it (allocated
 /// with `malloc`, like every Swift object, rather than in the heap's arena); a larger one holds
 /// bytes in the heap's arena.
 public final class HeapBuffer: Sendable {
