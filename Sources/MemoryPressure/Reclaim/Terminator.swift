@@ -8,7 +8,22 @@ import Synchronization
 /// for (a deadline, an expired background task, an app terminated directly) are heard through the
 /// lifecycle events and recorded the same way: the heap is closed as the app is terminated, and
 /// the record is written when the run loop has released the app's objects.
+///
+/// Calls for one app at once (two shutdowns, a shutdown and the ladder) are one termination: the
+/// first call the app accepts terminates it, and every call made before its record is written gets
+/// that record, once the app's run loop has let go of its memory.
 final class Terminator: Sendable {
+    /// One call of ``terminate(_:reason:step:from:)``: resolved with the record of the termination
+    /// that took it.
+    private final class Request: Sendable {
+        let step: ReclamationStep?
+        let record = Completion<TerminationRecord>()
+
+        init(step: ReclamationStep?) {
+            self.step = step
+        }
+    }
+
     /// A terminated app whose run loop is still letting go of its memory.
     private struct Draining {
         let reason: TerminationReason
@@ -16,17 +31,24 @@ final class Terminator: Sendable {
         let footprintBytes: Int
         let time: ContinuousClock.Instant
         let heap: AppHeap?
-        /// The system asked for this termination, on behalf of `step`.
-        let requested: Bool
-        let step: ReclamationStep?
+        /// The calls that asked for this termination (none: the system did not), the first one's
+        /// step recorded.
+        var requests: [Request]
     }
 
     private struct State {
-        /// The step that asked for each termination under way, by app.
-        var requested: [AppIdentifier: ReclamationStep?] = [:]
+        /// The calls under way for each app that no termination has taken yet, in the order made.
+        var requested: [AppIdentifier: [Request]] = [:]
         var draining: [AppIdentifier: Draining] = [:]
-        /// Records of the terminations under way that the system asked for, until taken.
-        var finished: [AppIdentifier: TerminationRecord] = [:]
+
+        /// Forgets `request` of `app` where no termination has taken it; true when it was there.
+        mutating func withdraw(_ request: Request, of app: AppIdentifier) -> Bool {
+            guard let index = requested[app]?.firstIndex(where: { $0 === request }) else { return false }
+            requested[app]?.remove(at: index)
+            if requested[app]?.isEmpty == true { requested[app] = nil }
+            requested.shrinkIfSparse()
+            return true
+        }
     }
 
     private let registry: PurgeRegistry
@@ -48,27 +70,39 @@ final class Terminator: Sendable {
     /// running, or did not let go within its termination deadline (its record comes when it does).
     /// Only an app in one of `states` is terminated, checked and carried out atomically: one chosen
     /// as a suspended app is left alone if it came back to the foreground meanwhile.
+    ///
+    /// A call that finds the app being terminated already (another call's, or the app's own, whose
+    /// record is still to come) waits for that termination, as long as its own would have taken,
+    /// and returns its record.
     func terminate(
         _ app: App, reason: TerminationReason, step: ReclamationStep?,
         from states: [AppState] = [.inactive, .active, .background, .suspended]
     ) async -> TerminationRecord? {
         let identifier = app.identifier
-        state.withLock { state in
-            state.requested[identifier] = .some(step)
-            state.finished[identifier] = nil
-        }
+        let request = Request(step: step)
+        state.withLock { $0.requested[identifier, default: []].append(request) }
         do {
             try await app.terminate(reason: reason, from: states)
+            // The record is written before the call returns, unless the run loop overran the
+            // deadline; then it comes later, to the journal only.
+            return request.record.resolvedValue
         } catch {
-            state.withLock { state in
-                state.requested.removeValue(forKey: identifier)
-                state.requested.shrinkIfSparse()
+            // Read before the lock below, alone: a termination under way (`willTerminate` runs)
+            // has not ended yet, and takes the request, still listed, as it ends.
+            let terminating = app.record.withLock { $0.isTerminating }
+            let joins = state.withLock { state -> Bool in
+                // Taken by a termination already, or to be by the one under way: its record comes.
+                guard !terminating, state.withdraw(request, of: identifier) else { return true }
+                // Ended before the request was made, its run loop still letting go.
+                if app.systemState == .notRunning, state.draining[identifier] != nil {
+                    state.draining[identifier]?.requests.append(request)
+                    return true
+                }
+                return false
             }
-            return nil
-        }
-        return state.withLock { state in
-            defer { state.finished.shrinkIfSparse() }
-            return state.finished.removeValue(forKey: identifier)
+            guard joins else { return nil }
+            // Its own termination would have waited for `willTerminate`, then for the run loop.
+            return await request.record.value(timeout: app.configuration.terminationDeadline * 2, cancellable: false)
         }
     }
 
@@ -90,11 +124,10 @@ final class Terminator: Sendable {
         let footprint = registry.footprint(of: identifier).totalBytes
         let heap = registry.removeApp(identifier)
         state.withLock { state in
-            let requested = state.requested.removeValue(forKey: identifier)
+            let requests = state.requested.removeValue(forKey: identifier) ?? []
             state.requested.shrinkIfSparse()
             state.draining[identifier] = Draining(
-                reason: reason, state: appState, footprintBytes: footprint, time: .now, heap: heap,
-                requested: requested != nil, step: requested ?? nil
+                reason: reason, state: appState, footprintBytes: footprint, time: .now, heap: heap, requests: requests
             )
         }
     }
@@ -110,10 +143,10 @@ final class Terminator: Sendable {
         let record = TerminationRecord(
             app: identifier, state: draining.state, footprintBytes: draining.footprintBytes,
             reason: draining.reason, returnedBytes: max(0, draining.footprintBytes - remaining),
-            time: draining.time, step: draining.step, processExit: processes.takeExit(of: identifier)
+            time: draining.time, step: draining.requests.first?.step ?? nil, processExit: processes.takeExit(of: identifier)
         )
-        if draining.requested {
-            state.withLock { $0.finished[identifier] = record }
+        for request in draining.requests {
+            request.record.resolve(record)
         }
         // A termination asked for explicitly (a shutdown) is routine; any other is news.
         logger.log(level: record.reason == .explicit ? .info : .notice, "terminated app", metadata: [
