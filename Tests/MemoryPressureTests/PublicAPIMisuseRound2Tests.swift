@@ -18,6 +18,49 @@ import Testing
         return try MemorySystem(configuration: configuration)
     }
 
+    /// Runs `body` when the last reference to it goes: what a user's object does in its
+    /// deinitializer, captured by a closure the library keeps (a handler, an observer).
+    final class ReleaseWitness: Sendable {
+        let body: @Sendable () -> Void
+
+        init(_ body: @escaping @Sendable () -> Void) {
+            self.body = body
+        }
+
+        deinit {
+            body()
+        }
+    }
+
+    // MARK: User code released by the library
+
+    @Test func cancellingAnObserverWhoseClosureHoldsAnotherTokenOfTheSameSourceNeitherTrapsNorLeavesItObserving() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("token-in-closure")) { IdleDelegate() }
+        let heard = SharedLog<String>()
+        // The companion observation lives only as long as the outer observer's closure: a helper
+        // that observes for as long as its owner does.
+        var companion: ObservationToken? = system.lifecycleEvents.observe { _ in heard.append("companion") }
+        let outer = system.lifecycleEvents.observe { [companion] _ in
+            withExtendedLifetime(companion) {}
+            heard.append("outer")
+        }
+        companion = nil
+        try await app.launch()
+        #expect(heard.all.contains("companion") && heard.all.contains("outer"))
+        // The outer closure was released under the source's lock; the companion token's
+        // cancellation, from its deinitializer, took the lock again and the process trapped.
+        outer.cancel()
+        heard.clear()
+        try await app.terminate(reason: .explicit)
+        #expect(heard.all.isEmpty, "neither observer hears after the cancellation: \(heard.all)")
+        // The source still delivers to a new observer.
+        let later = system.lifecycleEvents.observe { _ in heard.append("later") }
+        try await app.launch()
+        #expect(heard.all.contains("later"))
+        withExtendedLifetime(later) {}
+    }
+
     // MARK: Shutdowns at once
 
     @Test func shutdownsFromManyTasksAtOnceTerminateEachAppOnceAndEachReturnsOnceItsAppsAreDone() async throws {

@@ -78,7 +78,12 @@ public final class EventSource<Event: Sendable>: ObserverRegistry {
     }
 
     func removeObserver(_ key: UInt64) {
-        state.withLock { $0.observers.removeAll { $0.identifier == key } }
+        // The observer is released as this statement ends, outside the lock: it may hold the last
+        // reference to anything, a token of this source included, whose cancellation takes the lock.
+        _ = state.withLock { state -> (@Sendable (Event) -> Void)? in
+            guard let index = state.observers.firstIndex(where: { $0.identifier == key }) else { return nil }
+            return state.observers.remove(at: index).observer
+        }
     }
 
     /// Ends every stream handed out so far; observers stay.
