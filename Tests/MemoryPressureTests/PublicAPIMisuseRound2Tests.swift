@@ -34,6 +34,67 @@ import Testing
 
     // MARK: User code released by the library
 
+    /// Opens a background task whose expiration handler alone keeps a witness that, when released,
+    /// reads `app` and tries to open another task, as an object that ends its work in `deinit` does.
+    static func beginTaskWithWitness(on app: App, heard: SharedLog<String>) throws -> BackgroundTaskIdentifier {
+        let witness = ReleaseWitness {
+            let opened = (try? app.beginBackgroundTask { _ in }).map { try? app.endBackgroundTask($0) } != nil
+            heard.append("released: \(app.openBackgroundTaskCount) open, \(app.state), reason \(app.terminationReason.map { "\($0)" } ?? "-"), opened \(opened)")
+        }
+        return try app.beginBackgroundTask { _ in withExtendedLifetime(witness) {} }
+    }
+
+    @Test func anExpirationHandlersCapturesAreReleasedOutsideTheAppsLockWhenItsTaskEndsOrTheAppIsTerminated() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("released-handler"), configuration: .quick) { IdleDelegate() }
+        try await app.launch()
+        let heard = SharedLog<String>()
+        // Ending the task released its handler under the app's lock: the witness's read of the app
+        // took the lock again, and the process trapped ("Recursive call to lock").
+        let task = try Self.beginTaskWithWitness(on: app, heard: heard)
+        try app.endBackgroundTask(task)
+        #expect(heard.take() == ["released: 0 open, active, reason -, opened true"])
+        // So did a termination, which drops every open task's handler.
+        _ = try Self.beginTaskWithWitness(on: app, heard: heard)
+        try await app.terminate(reason: .explicit)
+        #expect(await eventually { !heard.all.isEmpty })
+        #expect(heard.all == ["released: 0 open, notRunning, reason explicit, opened false"])
+        #expect(app.openBackgroundTaskCount == 0)
+        // The app goes on as usual.
+        #expect(try await app.launch() == .active)
+        #expect(try await app.terminate(reason: .explicit) == .notRunning)
+    }
+
+    /// Adds an observer to `app`'s center whose closure alone keeps a witness that, when
+    /// released, reads the app and posts to its center.
+    static func observeWithWitness(_ app: App, heard: SharedLog<String>) {
+        let witness = ReleaseWitness {
+            app.notificationCenter.post(name: "from-deinit")
+            heard.append("released: \(app.state), reason \(app.terminationReason.map { "\($0)" } ?? "-")")
+        }
+        app.notificationCenter.addObserver(forName: "ping") { _, _ in withExtendedLifetime(witness) {} }
+    }
+
+    @Test func aTerminatedAppsObserversAreReleasedOutsideItsLock() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("released-observer"), configuration: .quick) { IdleDelegate() }
+        try await app.launch()
+        let heard = SharedLog<String>()
+        // Terminating the app released its observers under its lock: the witness's read trapped.
+        Self.observeWithWitness(app, heard: heard)
+        try await app.terminate(reason: .explicit)
+        #expect(await eventually { !heard.all.isEmpty })
+        #expect(heard.all == ["released: notRunning, reason explicit"])
+        // Relaunched, the app's center works, and a post from the released observer was dropped.
+        try await app.launch()
+        let pings = SharedLog<AppNotification.Name>()
+        let token = app.notificationCenter.addObserver(forName: nil) { _, notification in pings.append(notification.name) }
+        app.notificationCenter.post(name: "ping")
+        #expect(await eventually { pings.all == ["ping"] })
+        token.cancel()
+        try await app.terminate(reason: .explicit)
+    }
+
     @Test func cancellingAnObserverWhoseClosureHoldsAnotherTokenOfTheSameSourceNeitherTrapsNorLeavesItObserving() async throws {
         let system = try Self.system()
         let app = try system.register(.test("token-in-closure")) { IdleDelegate() }

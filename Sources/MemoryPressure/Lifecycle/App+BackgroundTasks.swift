@@ -73,11 +73,14 @@ extension App {
     ///   when the task is not open (already ended, or ended by a termination) or was begun by
     ///   another app.
     public nonisolated func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) {
-        try withRecord { record throws(MemoryPressureError) in
-            guard record.backgroundTasks.removeValue(forKey: task) != nil else {
+        // The handler is released as this statement ends, outside the lock: it may hold the last
+        // reference to anything, whose deinitializer may use the app.
+        _ = try withRecord { record throws(MemoryPressureError) in
+            guard let ended = record.backgroundTasks.removeValue(forKey: task) else {
                 throw .unknownBackgroundTask(app: identifier, task, ofAnotherApp: task.issuer != backgroundTaskIssuer)
             }
             suspendIfIdle(&record)
+            return ended.expirationHandler
         }
     }
 

@@ -57,6 +57,8 @@ extension App {
             switch entry {
             case .event(let event): events?.emit(event)
             case .release: queueReleaseIfPending()
+            // Released as this turn of the loop ends, with no lock held.
+            case .drop: break
             case nil: return
             }
             hasDelivered = true

@@ -635,8 +635,9 @@ public actor App {
     }
 
     /// Marks the app terminated: not running, a new generation, timers cancelled, observers and
-    /// queued notifications dropped, view controllers (and a per-launch delegate) released once the
-    /// run loop reaches this point.
+    /// queued notifications dropped (the observers and expiration handlers released after the
+    /// lock), view controllers (and a per-launch delegate) released once the run loop reaches this
+    /// point.
     /// Called under the record's lock.
     private nonisolated func end(_ record: inout LifecycleRecord, reason: TerminationReason) {
         let state = record.state
@@ -648,8 +649,11 @@ public actor App {
         record.terminationReason = reason
         record.callbackState = nil
         publishStates(of: record)
+        // The app's expiration handlers and observers are the app's code: whatever they hold is
+        // released once the lock is, by the outbox.
+        let handlers = record.backgroundTasks.values.map(\.expirationHandler)
         record.backgroundTasks = [:]
-        notificationRegistry.close()
+        record.outbox.add(.drop(handlers + notificationRegistry.close()))
         report(.terminated(app: identifier, reason: reason, state: state), in: &record)
         record.releasePending = true
         record.outbox.add(.release)

@@ -147,10 +147,13 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
 /// for the events it decided before it returns (``App/eventsDelivered()``), so that its caller and
 /// the system's bookkeeping see them as done.
 struct EventOutbox {
-    /// What the outbox delivers: an event, or the release of a terminated app.
+    /// What the outbox delivers: an event, the release of a terminated app, or the app's code a
+    /// change under the lock dropped (a terminated app's expiration handlers and observers), to be
+    /// released with no lock held.
     enum Entry {
         case event(LifecycleEvent)
         case release
+        case drop([any Sendable])
     }
 
     private var pending: Deque<Entry> = []

@@ -12,7 +12,7 @@ final class NotificationRegistry: ObserverRegistry {
         case dropping
     }
 
-    private struct Observer {
+    private struct Observer: Sendable {
         /// The observer's place: keys only grow, so the observers are sorted by key.
         let key: UInt64
         /// Held here so that the observer stays registered when its adder lets go of the token, as
@@ -173,7 +173,10 @@ final class NotificationRegistry: ObserverRegistry {
     }
 
     /// Drops every observer and queued notification, and drops posts from now on (termination).
-    func close() {
+    ///
+    /// - Returns: The observers removed, for the caller to release once it holds no lock: an
+    ///   observer may hold the last reference to anything, whose deinitializer may use the app.
+    func close() -> [any Sendable] {
         let removed = state.withLock { state in
             defer {
                 state = State(nextPost: state.nextPost, nextKey: state.nextKey)
@@ -183,5 +186,6 @@ final class NotificationRegistry: ObserverRegistry {
         for observer in removed {
             observer.onRemove?()
         }
+        return removed
     }
 }
