@@ -77,7 +77,8 @@ public final class MemorySystem: Sendable {
     /// - Parameter configuration: The budget, the target, the monitor's settings and where state is
     ///   saved.
     /// - Throws: When the target is out of range, the ``Configuration/unrecoverable`` duration is
-    ///   not positive, or the state archive's directory cannot be used.
+    ///   not positive, ``Configuration/warningTimeout`` or ``Configuration/admissionWait`` is
+    ///   outside ``Configuration/acceptedWaits``, or the state archive's directory cannot be used.
     public init(configuration: Configuration) throws(MemoryPressureError) {
         try configuration.checkTarget()
         self.configuration = configuration
@@ -354,11 +355,15 @@ extension MemorySystem {
         /// budget with the standard thresholds).
         public var targetRatio: Double?
         /// How long the ladder waits for the apps to finish with a memory warning before it goes
-        /// on: an app whose run loop is blocked cannot hold reclamation up. Default 2 s.
+        /// on: an app whose run loop is blocked cannot hold reclamation up. Default 2 s; zero to
+        /// one hour (``acceptedWaits``, checked as the system is made).
         public var warningTimeout: Duration = .seconds(2)
         /// How long an app-heap allocation that would take the process past its budget waits for the
-        /// ladder to make room before it is refused. Default 100 ms.
+        /// ladder to make room before it is refused. Default 100 ms; zero (refused at once) to one
+        /// hour (``acceptedWaits``, checked as the system is made).
         public var admissionWait: Duration = .milliseconds(100)
+        /// The values ``warningTimeout`` and ``admissionWait`` may take: zero to one hour.
+        public static let acceptedWaits: ClosedRange<Duration> = .zero ... .seconds(3600)
         /// What the system does when the footprint stays above the budget with nothing left to
         /// reclaim: nil (the default) to keep trying, or a bounded give-up that reports or exits.
         public var unrecoverable: Unrecoverable?
@@ -389,7 +394,8 @@ extension MemorySystem {
             set { monitor.budget = newValue }
         }
 
-        /// Checks that the target lies above zero and below the warning threshold.
+        /// Checks that the target lies above zero and below the warning threshold, and that the
+        /// waits lie in ``acceptedWaits``.
         func checkTarget() throws(MemoryPressureError) {
             let warning = budget.thresholds.ratios.warning
             let ratio = targetRatio ?? budget.thresholds.ratios.warningRecovery
@@ -399,6 +405,12 @@ extension MemorySystem {
             // Its duration is a `var`, checked by its initializer only.
             if let unrecoverable, unrecoverable.duration <= .zero {
                 throw .unrecoverableDurationNotPositive(unrecoverable.duration)
+            }
+            // A wait of `Duration.seconds(Int64.max)` trapped in the clock arithmetic of the
+            // allocation that waited; a negative one could make the wait spin.
+            for (setting, wait) in [("warningTimeout", warningTimeout), ("admissionWait", admissionWait)]
+            where !Self.acceptedWaits.contains(wait) {
+                throw .systemWaitOutOfRange(setting, wait)
             }
         }
 
@@ -424,7 +436,9 @@ extension MemorySystem {
     /// service still delivers `willTerminate` and waits for the records.
     ///
     /// Call it after ``run()`` has returned, so the ladder does not terminate apps at the same time;
-    /// an app launched after the call began is not terminated.
+    /// an app launched after the call began is not terminated. Calls from several tasks at once
+    /// terminate each app once, and each returns once the apps it found running are terminated,
+    /// with their records.
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
         let apps = hosted.appsInUse

@@ -179,4 +179,41 @@ import Testing
         #expect(try await apps[0].launch() == .active)
         #expect(await system.shutDown().map(\.app) == [apps[0].identifier])
     }
+
+    // MARK: The system's waits at the edges
+
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(3601), .nanoseconds(-1), .milliseconds(-999), .seconds(Int64.min)])
+    func aWarningTimeoutOrAdmissionWaitOutsideZeroToAnHourIsATypedError(wait: Duration) throws {
+        // An admission wait of Int64.max seconds overflowed the deadline of the first allocation
+        // that waited for room (a trap); a negative one could make it spin.
+        for (setting, apply) in [
+            ("warningTimeout", { (configuration: inout MemorySystem.Configuration) in configuration.warningTimeout = wait }),
+            ("admissionWait", { (configuration: inout MemorySystem.Configuration) in configuration.admissionWait = wait }),
+        ] as [(String, (inout MemorySystem.Configuration) -> Void)] {
+            var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+            configuration.logger = silentLogger
+            apply(&configuration)
+            let error = #expect(throws: MemoryPressureError.self, "\(setting) \(wait)") { _ = try MemorySystem(configuration: configuration) }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error.map { "\($0)".contains(setting) && "\($0)".contains("expected") } == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test func waitsAtTheEndsOfTheirRangeAreAccepted() async throws {
+        for wait in [MemorySystem.Configuration.acceptedWaits.lowerBound, MemorySystem.Configuration.acceptedWaits.upperBound] {
+            var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+            configuration.logger = silentLogger
+            configuration.warningTimeout = wait
+            configuration.admissionWait = wait
+            let system = try MemorySystem(configuration: configuration)
+            let heap = try system.heap(for: .test("waits"))
+            try await system.running {
+                #expect(await eventually { system.monitor.latestSample != nil })
+                // Far under the budget, an allocation is admitted whatever the wait.
+                let buffer = try heap.allocate(byteCount: 1 << 20)
+                #expect(heap.allocatedBytes == 1 << 20)
+                withExtendedLifetime(buffer) {}
+            }
+        }
+    }
 }

@@ -19,6 +19,17 @@ extension MemoryPressureError {
         )
     }
 
+    /// A system wait (`setting`: `warningTimeout` or `admissionWait`) that is negative or longer
+    /// than an hour: a negative one is no wait, and one past any sensible bound overflowed the
+    /// clock arithmetic of the thread that waits (a trap).
+    static func systemWaitOutOfRange(_ setting: String, _ duration: Duration) -> Self {
+        let range = MemorySystem.Configuration.acceptedWaits
+        return Self(
+            .invalidConfiguration,
+            "memory system \(setting) \(duration) is out of range; expected \(range.lowerBound) to \(range.upperBound), such as 100ms"
+        )
+    }
+
     /// `run()` called while the system runs already.
     static func alreadyRunning() -> Self {
         Self(.alreadyRunning, "memory system is already running; expected one run() at a time (cancel the running one first)")
