@@ -82,10 +82,16 @@ private enum EagerPurgeDeferral {
 
     /// Writes `arena.<i>.oversize_threshold` of every arena; an index whose arena was destroyed
     /// refuses the write, which is ignored.
+    ///
+    /// jemalloc looks the arena up and writes into it without the lock that its destruction takes,
+    /// so the writes run as an arena command, with no destruction under way (the one nesting of
+    /// this module's locks: the depth's, then the arena commands').
     private static func setThreshold(_ bytes: Int) {
         guard let arenaCount = try? MallctlKey.arenaCount.read() else { return }
-        for index in 0..<arenaCount {
-            try? Mallctl.write("arena.\(index).oversize_threshold", bytes)
+        try? ArenaMaintenance.serialize { () throws(JemallocError) in
+            for index in 0..<arenaCount {
+                try? Mallctl.write("arena.\(index).oversize_threshold", bytes)
+            }
         }
     }
 }

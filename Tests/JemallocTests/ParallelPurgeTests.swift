@@ -1,5 +1,7 @@
+import Dispatch
 import Jemalloc
 import MemoryTestSupport
+import Synchronization
 import Testing
 
 /// The purge spread over threads and the deferral of eager purges, against the real allocator.
@@ -103,5 +105,32 @@ struct ParallelPurgeTests {
         }
 
         #expect(try threshold.read() == standard)
+    }
+
+    /// jemalloc writes an arena's threshold, and purges it, without the lock its destruction takes:
+    /// both must wait for a destruction under way, or the process dies inside jemalloc. A crash here
+    /// ends the whole test run.
+    @Test func deferringAndPurgingWhileArenasAreDestroyedNeverCrashes() throws {
+        let stop = Atomic<Bool>(false)
+        let rounds = Atomic<Int>(0)
+        let workers = DispatchGroup()
+        DispatchQueue.global().async(group: workers) {
+            while !stop.load(ordering: .relaxed) {
+                Jemalloc.deferringEagerPurges { () -> Void in try? Jemalloc.purgeAllArenas(threads: 2) }
+                rounds.add(1, ordering: .relaxed)
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            workers.wait()
+        }
+        // A third of the all-arenas purge's rounds: each here also writes every arena's threshold
+        // twice and purges every arena, so a round costs about three of those.
+        for _ in 0..<ArenaMaintenanceTests.rounds / 3 {
+            let arena = try Arena.create()
+            try Self.allocateAndFree(1, in: arena)
+            try arena.destroy()
+        }
+        #expect(rounds.load(ordering: .relaxed) > 0)
     }
 }
