@@ -217,3 +217,80 @@ import Testing
         }
     }
 }
+
+extension PublicAPIMisuseRound2Tests {
+    // MARK: View-controller trees and view hierarchies
+
+    /// A controller that says when it is released, with `view` as its view.
+    final class WitnessController: ViewController {
+        let released: SharedLog<String>
+        let loaded: View
+
+        init(released: SharedLog<String>, view: View = View()) {
+            self.released = released
+            loaded = view
+        }
+
+        override func loadView() -> View {
+            loaded
+        }
+
+        deinit {
+            released.append("controller")
+        }
+    }
+
+    @Test func aControllerOrViewAddedInsideItselfIsRefusedAndTheTreeStaysATree() {
+        let root = ViewController()
+        let child = ViewController()
+        let grandchild = ViewController()
+        #expect(root.addChild(child))
+        #expect(child.addChild(grandchild))
+        // Each made a cycle: the controllers kept one another alive, and a memory warning's walk
+        // of the tree never ended.
+        #expect(!root.addChild(root))
+        #expect(!grandchild.addChild(root))
+        #expect(!grandchild.addChild(child))
+        #expect(root.parent == nil && root.children.map(ObjectIdentifier.init) == [ObjectIdentifier(child)])
+        #expect(child.parent === root && child.children.map(ObjectIdentifier.init) == [ObjectIdentifier(grandchild)])
+        #expect(grandchild.parent === child && grandchild.children.isEmpty)
+        // A descendant moved up is not a cycle.
+        #expect(root.addChild(grandchild))
+        #expect(grandchild.parent === root && child.children.isEmpty)
+
+        let outerStore = FakeStore(byteCount: 10)
+        let innerStore = FakeStore(byteCount: 20)
+        let outer = View(backingStore: outerStore)
+        let inner = View(backingStore: innerStore)
+        #expect(outer.addSubview(inner))
+        // A view inside itself made marking visibility recurse without end (a stack overflow).
+        #expect(!outer.addSubview(outer))
+        #expect(!inner.addSubview(outer))
+        #expect(inner.subviews.isEmpty && outer.subviews.count == 1)
+        let controller = WitnessController(released: SharedLog(), view: outer)
+        _ = controller.view
+        controller.isVisible = true
+        #expect(outerStore.isVisible && innerStore.isVisible)
+    }
+
+    @Test func aTerminatedAppsControllersAreReleasedEvenAfterItTriedToAddOneInsideItself() async throws {
+        let system = try Self.system()
+        let released = SharedLog<String>()
+        let app = try system.register(.test("self-child")) {
+            let delegate = RecordingDelegate()
+            delegate.onDidFinishLaunching = { app, _ in
+                let root = WitnessController(released: released)
+                let child = ViewController()
+                root.addChild(root)
+                root.addChild(child)
+                child.addChild(root)
+                app.rootViewController = root
+            }
+            return delegate
+        }
+        try await app.launch()
+        try await app.terminate(reason: .explicit)
+        // The root held itself (or its child held it): it outlived its app, with all it held.
+        #expect(await eventually { released.all == ["controller"] })
+    }
+}

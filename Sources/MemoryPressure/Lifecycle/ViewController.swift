@@ -58,13 +58,23 @@ open class ViewController {
         }
     }
 
-    /// Adds `child` (removing it from its former parent).
+    /// Adds `child` (removing it from its former parent), unless it is this controller or one of
+    /// its ancestors: that would make the tree a cycle, whose walk by every memory warning never
+    /// ends and whose controllers are never released. The tree is then left as it was.
     ///
     /// - Parameter child: The controller to contain; it hears memory warnings after this one.
-    public func addChild(_ child: ViewController) {
+    /// - Returns: Whether `child` was added: false for this controller or one of its ancestors.
+    @discardableResult
+    public func addChild(_ child: ViewController) -> Bool {
+        var ancestor: ViewController? = self
+        while let node = ancestor {
+            guard node !== child else { return false }
+            ancestor = node.parent
+        }
         child.removeFromParent()
         children.append(child)
         child.parent = self
+        return true
     }
 
     /// Removes the controller from its parent.
@@ -97,11 +107,22 @@ open class View {
         self.backingStore = backingStore
     }
 
-    /// Adds `view` on top of the subviews.
+    /// Adds `view` on top of the subviews, unless it is this view or has this view inside it: that
+    /// would make the hierarchy a cycle, whose walk (marking visibility, releasing backing stores)
+    /// never ends. The hierarchy is then left as it was.
     ///
     /// - Parameter view: The view to add.
-    public func addSubview(_ view: View) {
+    /// - Returns: Whether `view` was added: false for this view or one that contains it.
+    @discardableResult
+    public func addSubview(_ view: View) -> Bool {
+        guard !view.hasInHierarchy(self) else { return false }
         subviews.append(view)
+        return true
+    }
+
+    /// Whether `view` is this view or inside it.
+    private func hasInHierarchy(_ view: View) -> Bool {
+        self === view || subviews.contains { $0.hasInHierarchy(view) }
     }
 
     /// Marks the backing stores of this view and every view inside it visible or not.
