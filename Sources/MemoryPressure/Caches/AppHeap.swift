@@ -592,6 +592,10 @@ public final class HeapBuffer: Sendable {
 
     /// Calls `body` with the bytes, to read them, while no other access to them runs.
     ///
+    /// Accesses are exclusive, as `Mutex.withLock` is: one on another thread waits for `body` to
+    /// return. `body` must not access this same buffer again: a nested access traps ("Recursive
+    /// call to lock Mutex"). To compare a buffer with itself, compare the objects first (`===`).
+    ///
     /// - Parameter body: Reads the bytes; the pointer is valid only inside it.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
@@ -605,6 +609,9 @@ public final class HeapBuffer: Sendable {
     }
 
     /// Calls `body` with the bytes, to write them, while no other access to them runs.
+    ///
+    /// Accesses are exclusive, as in `withUnsafeBytes(_:)`: `body` must not access this same
+    /// buffer again; a nested access traps.
     ///
     /// - Parameter body: Writes the bytes; the pointer is valid only inside it.
     /// - Returns: What `body` returns.
