@@ -71,9 +71,10 @@ final class Terminator: Sendable {
     /// Only an app in one of `states` is terminated, checked and carried out atomically: one chosen
     /// as a suspended app is left alone if it came back to the foreground meanwhile.
     ///
-    /// A call that finds the app being terminated already (another call's, or the app's own, whose
-    /// record is still to come) waits for that termination, as long as its own would have taken,
-    /// and returns its record.
+    /// A call not made for a step (a shutdown) that finds the app being terminated already (another
+    /// call's, or the app's own, whose record is still to come) waits for that termination, as long
+    /// as its own would have taken, and returns its record. A step's call returns nil at once: the
+    /// ladder goes on to its next victim rather than wait on a termination it did not choose.
     func terminate(
         _ app: App, reason: TerminationReason, step: ReclamationStep?,
         from states: [AppState] = [.inactive, .active, .background, .suspended]
@@ -91,6 +92,10 @@ final class Terminator: Sendable {
             // has not ended yet, and takes the request, still listed, as it ends.
             let terminating = app.record.withLock { $0.isTerminating }
             let joins = state.withLock { state -> Bool in
+                guard step == nil else {
+                    _ = state.withdraw(request, of: identifier)
+                    return false
+                }
                 // Taken by a termination already, or to be by the one under way: its record comes.
                 guard !terminating, state.withdraw(request, of: identifier) else { return true }
                 // Ended before the request was made, its run loop still letting go.
