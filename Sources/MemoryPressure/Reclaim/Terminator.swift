@@ -88,14 +88,16 @@ final class Terminator: Sendable {
             // deadline; then it comes later, to the journal only.
             return request.record.resolvedValue
         } catch {
+            guard step == nil else {
+                // The ladder goes on to its next victim rather than wait on a termination it did
+                // not choose.
+                _ = state.withLock { $0.withdraw(request, of: identifier) }
+                return nil
+            }
             // Read before the lock below, alone: a termination under way (`willTerminate` runs)
             // has not ended yet, and takes the request, still listed, as it ends.
             let terminating = app.record.withLock { $0.isTerminating }
             let joins = state.withLock { state -> Bool in
-                guard step == nil else {
-                    _ = state.withdraw(request, of: identifier)
-                    return false
-                }
                 // Taken by a termination already, or to be by the one under way: its record comes.
                 guard !terminating, state.withdraw(request, of: identifier) else { return true }
                 // Ended before the request was made, its run loop still letting go.
