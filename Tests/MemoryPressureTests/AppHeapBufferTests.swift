@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import MemoryPressure
 import MemoryTestSupport
+import Synchronization
 import Testing
 
 /// `HeapBuffer`s against the real allocator (issue 26): small ones carry their bytes inline, none
@@ -24,6 +28,50 @@ struct AppHeapBufferTests {
             #expect(buffer.heap === heap)
         }
         withExtendedLifetime(buffers) {}
+    }
+
+    /// Runs `body` on `count` threads of their own at once, and returns when every one has ended.
+    static func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) throws {
+        let threads = try (0..<count).map { index in try PosixThread.start(named: "buffer-access") { body(index) } }
+        for thread in threads { pthread_join(thread, nil) }
+    }
+
+    @Test func anAccessNestedOnTheSameThreadRunsInsideTheOuterOne() throws {
+        let heap = try AppHeap(app: .test("nested-access"), account: nil)
+        for size in [64, 256, 4096] {
+            let buffer = try heap.allocate(byteCount: size, zeroed: true)
+            // A read inside a read, and a write inside a read, trapped with "Recursive call to lock".
+            let same = buffer.withUnsafeBytes { outer in
+                buffer.withUnsafeBytes { inner in outer.baseAddress == inner.baseAddress && inner.count == size }
+            }
+            #expect(same)
+            buffer.withUnsafeBytes { _ in
+                buffer.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 9) }
+            }
+            #expect(buffer.withUnsafeBytes { $0.allSatisfy { $0 == 9 } })
+            // After the nested accesses the lock is free: another thread takes it.
+            let read = Mutex(0)
+            try Self.onThreads(1) { _ in read.withLock { $0 = buffer.withUnsafeBytes { $0.count } } }
+            #expect(read.withLock { $0 } == size)
+        }
+    }
+
+    @Test func accessesFromTwoThreadsStillExcludeEachOther() throws {
+        let heap = try AppHeap(app: .test("exclusive-access"), account: nil)
+        for size in [8, 4096] {
+            let buffer = try heap.allocate(byteCount: size, zeroed: true)
+            // A read-modify-write of a plain counter in the bytes: an update lost to an access
+            // that did not exclude the other thread's would leave less than the sum.
+            let rounds = 20_000
+            try Self.onThreads(2) { _ in
+                for _ in 0..<rounds {
+                    buffer.withUnsafeMutableBytes { bytes in
+                        bytes.storeBytes(of: bytes.load(as: Int.self) + 1, as: Int.self)
+                    }
+                }
+            }
+            #expect(buffer.withUnsafeBytes { $0.load(as: Int.self) } == 2 * rounds)
+        }
     }
 
     @Test func aBufferOutlivesItsDroppedHeapAndTheLastOneFinishesIt() throws {

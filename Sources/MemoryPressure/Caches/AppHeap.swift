@@ -508,15 +508,16 @@ extension AppHeap {
 /// The buffer keeps what its heap needs to free its bytes (and so its arena) alive, and frees its
 /// bytes before letting go of it, so its memory is valid for as long as anything can reach it, even
 /// after its app is terminated or its heap is dropped. Access to the bytes is serialised by the
-/// buffer's lock.
+/// buffer's lock, which the thread holding it may take again: an access nested in another on the
+/// same thread runs at once.
 ///
 /// A buffer of 256 bytes or less is a single object, its bytes inside it (allocated
 /// with `malloc`, like every Swift object, rather than in the heap's arena); a larger one holds
 /// bytes in the heap's arena.
 public final class HeapBuffer: Sendable {
     // No stored properties: the object is made by `ManagedBufferPointer`, with the `Header` and,
-    // in the tail, the lock and an inline buffer's bytes (from the first address aligned to 16
-    // after the lock).
+    // in the tail, the lock, the thread that holds it, and an inline buffer's bytes (from the first
+    // address aligned to 16 after them).
 
     /// A buffer's fields.
     struct Header {
@@ -533,9 +534,19 @@ public final class HeapBuffer: Sendable {
     /// The tail's unit. Aligned to 8, not 16: the Swift runtime allocates an object whose alignment
     /// passes 8 with `posix_memalign` on Linux (its `MALLOC_ALIGN_MASK` test reads `__LP64`, which
     /// compilers do not define), about twice the cost of `malloc`. The inline bytes start at the
-    /// first address aligned to 16 after the lock, within the tail's first 16 bytes.
+    /// first address aligned to 16 after the lock and its holder, `inlineOffset` into the tail.
     typealias Chunk = UInt64
     typealias Storage = ManagedBufferPointer<Header, Chunk>
+
+    /// Where the holder of the lock is kept, from the tail's start: after the lock, which takes at
+    /// most 8 bytes.
+    private static let holderOffset = 8
+    /// Where the tail starts in the object: after Swift's object header (two words) and the
+    /// ``Header``, at the chunks' alignment. Objects are allocated 16-aligned.
+    private static let tailOffset = (16 + MemoryLayout<Header>.size + MemoryLayout<Chunk>.alignment - 1) & ~(MemoryLayout<Chunk>.alignment - 1)
+    /// Where an inline buffer's bytes start, from the tail's start: the first offset aligned to 16
+    /// in the object after the lock and its holder.
+    private static let inlineOffset = (tailOffset + holderOffset + MemoryLayout<Atomic<UInt>>.size + 15) & ~15 - tailOffset
 
     /// The largest buffer kept inline.
     static let inlineLimit = 256
@@ -543,7 +554,7 @@ public final class HeapBuffer: Sendable {
     /// A buffer of `byteCount` bytes inside the object, already admitted in `core`'s heap.
     @inline(__always)
     static func make(inline byteCount: Int, zeroed: Bool, core: AppHeap.Core) -> HeapBuffer {
-        let buffer = make(Header(byteCount: byteCount, core: .passUnretained(core), external: nil, ownArenaIndex: AppHeap.Core.noArena), chunks: (16 + byteCount + 7) >> 3)
+        let buffer = make(Header(byteCount: byteCount, core: .passUnretained(core), external: nil, ownArenaIndex: AppHeap.Core.noArena), chunks: (inlineOffset + byteCount + 7) >> 3)
         if zeroed { buffer.bytes.initializeMemory(as: UInt8.self, repeating: 0) }
         return buffer
     }
@@ -551,17 +562,20 @@ public final class HeapBuffer: Sendable {
     /// A buffer of `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in `core`'s
     /// pool arena.
     static func make(_ base: UnsafeMutableRawPointer, byteCount: Int, ownArena: Arena?, core: AppHeap.Core) -> HeapBuffer {
-        make(Header(byteCount: byteCount, core: .passUnretained(core), external: base, ownArenaIndex: ownArena?.index ?? AppHeap.Core.noArena), chunks: 1)
+        make(Header(byteCount: byteCount, core: .passUnretained(core), external: base, ownArenaIndex: ownArena?.index ?? AppHeap.Core.noArena), chunks: (holderOffset + MemoryLayout<Atomic<UInt>>.size) >> 3)
     }
 
     @inline(__always)
     private static func make(_ header: Header, chunks: Int) -> HeapBuffer {
-        assert(MemoryLayout<Mutex<Void>>.size <= 8 && MemoryLayout<Mutex<Void>>.alignment <= MemoryLayout<Chunk>.alignment)
+        assert(MemoryLayout<Mutex<Void>>.size <= holderOffset && MemoryLayout<Mutex<Void>>.alignment <= MemoryLayout<Chunk>.alignment)
         let storage = Storage(bufferClass: HeapBuffer.self, minimumCapacity: chunks) { _, _ in header }
         storage.withUnsafeMutablePointerToElements { chunks in
             UnsafeMutableRawPointer(chunks).bindMemory(to: Mutex<Void>.self, capacity: 1).initialize(to: Mutex(()))
+            (UnsafeMutableRawPointer(chunks) + holderOffset).bindMemory(to: Atomic<UInt>.self, capacity: 1).initialize(to: Atomic(0))
         }
-        return unsafeDowncast(storage.buffer, to: HeapBuffer.self)
+        let buffer = unsafeDowncast(storage.buffer, to: HeapBuffer.self)
+        assert(Int(bitPattern: buffer.lock) - Int(bitPattern: Unmanaged.passUnretained(buffer).toOpaque()) == tailOffset)
+        return buffer
     }
 
     /// The buffer's fields.
@@ -576,11 +590,34 @@ public final class HeapBuffer: Sendable {
         }
     }
 
-    /// The bytes, inline (after the lock) or in an arena: valid while the buffer lives.
+    /// The thread that holds the lock (`PosixThread.current`), or 0: written only by that thread,
+    /// under the lock.
+    private var holder: UnsafeMutablePointer<Atomic<UInt>> {
+        Storage(unsafeBufferObject: self).withUnsafeMutablePointerToElements {
+            (UnsafeMutableRawPointer($0) + Self.holderOffset).assumingMemoryBound(to: Atomic<UInt>.self)
+        }
+    }
+
+    /// The bytes, inline (after the lock and its holder) or in an arena: valid while the buffer
+    /// lives.
     private var bytes: UnsafeMutableRawBufferPointer {
         Storage(unsafeBufferObject: self).withUnsafeMutablePointers { header, chunks in
-            let inline = UnsafeMutableRawPointer(bitPattern: (Int(bitPattern: chunks) + MemoryLayout<Mutex<Void>>.size + 15) & ~15)
+            let inline = UnsafeMutableRawPointer(chunks) + Self.inlineOffset
             return UnsafeMutableRawBufferPointer(start: header.pointee.external ?? inline, count: header.pointee.byteCount)
+        }
+    }
+
+    /// Runs `body` holding the lock; at once when the calling thread holds it already (an access
+    /// nested in another). Only the holder writes `holder`, so a thread reads its own identity
+    /// there only while it holds the lock.
+    @inline(__always)
+    private func withAccess<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        let thread = PosixThread.current
+        if holder.pointee.load(ordering: .relaxed) == thread { return try body() }
+        return try lock.pointee.withLock { _ throws(Failure) -> Result in
+            holder.pointee.store(thread, ordering: .relaxed)
+            defer { holder.pointee.store(0, ordering: .relaxed) }
+            return try body()
         }
     }
 
@@ -590,11 +627,11 @@ public final class HeapBuffer: Sendable {
     /// The heap the bytes live in, while it lives.
     package var heap: AppHeap? { header.pointee.core.takeUnretainedValue().heap }
 
-    /// Calls `body` with the bytes, to read them, while no other access to them runs.
+    /// Calls `body` with the bytes, to read them, while no other thread accesses them.
     ///
-    /// Accesses are exclusive, as `Mutex.withLock` is: one on another thread waits for `body` to
-    /// return. `body` must not access this same buffer again: a nested access traps ("Recursive
-    /// call to lock Mutex"). To compare a buffer with itself, compare the objects first (`===`).
+    /// Accesses from different threads are exclusive: one on another thread waits for `body` to
+    /// return. An access nested in `body`, on the same thread (reading the buffer again, or
+    /// comparing it with itself), runs at once, inside this one.
     ///
     /// - Parameter body: Reads the bytes; the pointer is valid only inside it.
     /// - Returns: What `body` returns.
@@ -603,15 +640,15 @@ public final class HeapBuffer: Sendable {
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let bytes = bytes
-        return try lock.pointee.withLock { _ throws(Failure) -> Result in
+        return try withAccess { () throws(Failure) -> Result in
             try body(UnsafeRawBufferPointer(bytes))
         }
     }
 
-    /// Calls `body` with the bytes, to write them, while no other access to them runs.
+    /// Calls `body` with the bytes, to write them, while no other thread accesses them.
     ///
-    /// Accesses are exclusive, as in `withUnsafeBytes(_:)`: `body` must not access this same
-    /// buffer again; a nested access traps.
+    /// Accesses from different threads are exclusive, as in `withUnsafeBytes(_:)`; an access
+    /// nested in `body` on the same thread runs at once, inside this one.
     ///
     /// - Parameter body: Writes the bytes; the pointer is valid only inside it.
     /// - Returns: What `body` returns.
@@ -620,7 +657,7 @@ public final class HeapBuffer: Sendable {
         _ body: (UnsafeMutableRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let bytes = bytes
-        return try lock.pointee.withLock { _ throws(Failure) -> Result in
+        return try withAccess { () throws(Failure) -> Result in
             try body(bytes)
         }
     }
@@ -636,6 +673,7 @@ public final class HeapBuffer: Sendable {
                 core.uncount(header.byteCount)
             }
         }
+        holder.deinitialize(count: 1)
         lock.deinitialize(count: 1)
     }
 }
