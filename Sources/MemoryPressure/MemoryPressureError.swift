@@ -31,6 +31,7 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
             case heapClosed
             case allocationFailed
             case allocationRefused
+            case reentrantCall
             case stateArchiveUnusable
             case stateNotSaved
             case stateNotRestored
@@ -94,6 +95,9 @@ public struct MemoryPressureError: Error, Hashable, Sendable, CustomStringConver
         /// hard limit, or the process past its budget with no room made within the admission wait.
         /// The heap's bytes are unchanged.
         public static let allocationRefused = Code(.allocationRefused)
+        /// A call made from inside a callback that the call would have to run again: a backing
+        /// store's renderer that reads its own store, whose pixels it is drawing. Nothing changed.
+        public static let reentrantCall = Code(.reentrantCall)
 
         // MARK: State archive
 

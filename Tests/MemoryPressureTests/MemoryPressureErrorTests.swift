@@ -5,7 +5,7 @@ import Testing
 struct MemoryPressureErrorTests {
     @Test func everyCodeHasADistinctDescription() {
         let codes = MemoryPressureError.Code.all
-        #expect(codes.count == 20)
+        #expect(codes.count == 21)
         #expect(Set(codes.map(\.description)).count == codes.count)
         #expect(Set(codes).count == codes.count)
         #expect(MemoryPressureError.Code.invalidBudget.description == "invalidBudget")

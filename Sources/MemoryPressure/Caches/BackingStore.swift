@@ -42,6 +42,9 @@ public final class BackingStore: ReleasableStore {
     private let pixels = Mutex<HeapBuffer?>(nil)
     private let visible = Atomic<Bool>(false)
     private let renders = Atomic<Int>(0)
+    /// The threads running the renderer now (`PosixThread.current`): a use from one of them is the
+    /// renderer reading its own store, which would render again without end.
+    private let renderingThreads = Mutex<[UInt]>([])
 
     /// Makes a store of `width` x `height` pixels of `bytesPerPixel` bytes in `heap`, drawn by
     /// `render` on first use and after each release. Dimensions must be at least 1. Nothing is
@@ -56,7 +59,8 @@ public final class BackingStore: ReleasableStore {
     ///   - heap: The heap the pixels live in, usually the owning app's
     ///     (``MemorySystem/heap(for:)``).
     ///   - render: Draws the content into fresh bytes, on the thread of the use that needs them,
-    ///     outside the store's lock: it may read the store (``byteCount``, ``isVisible``).
+    ///     outside the store's lock: it may read the store (``byteCount``, ``isVisible``), but not
+    ///     its pixels, which it is drawing (``withPixels(_:)`` throws there).
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidArgument`` when a
     ///   dimension is less than 1 or the total size overflows `Int`.
     public init(
@@ -89,8 +93,10 @@ public final class BackingStore: ReleasableStore {
     /// - Parameter body: Reads the pixels; the buffer is valid only inside it.
     /// - Returns: What `body` returns.
     /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/heapClosed`` when the
-    ///   pixels must be rendered and the heap is closed (its app was terminated), or
-    ///   ``MemoryPressureError/Code/allocationFailed`` when jemalloc cannot allocate them.
+    ///   pixels must be rendered and the heap is closed (its app was terminated),
+    ///   ``MemoryPressureError/Code/allocationFailed`` when jemalloc cannot allocate them, or
+    ///   ``MemoryPressureError/Code/reentrantCall`` when called by this store's renderer while it
+    ///   draws the pixels.
     public func withPixels<Result: Sendable>(
         _ body: (UnsafeRawBufferPointer) -> Result
     ) throws(MemoryPressureError) -> Result {
@@ -100,6 +106,16 @@ public final class BackingStore: ReleasableStore {
         // The renderer is the owner's code: it runs outside the lock, so that it may use the store
         // and a release (a purge) never waits for a rendering. Two first uses at once may both
         // render; the first to finish is kept and the other's bytes are freed.
+        let thread = PosixThread.current
+        let isRendering = renderingThreads.withLock { threads in
+            if threads.contains(thread) { return true }
+            threads.append(thread)
+            return false
+        }
+        guard !isRendering else { throw .renderReadsOwnStore(width: width, height: height) }
+        defer {
+            renderingThreads.withLock { $0.removeAll { $0 == thread } }
+        }
         let rendered = try heap.allocate(byteCount: capacity)
         rendered.withUnsafeMutableBytes(render)
         renders.add(1, ordering: .relaxed)

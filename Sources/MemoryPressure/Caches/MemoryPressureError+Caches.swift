@@ -34,6 +34,15 @@ extension MemoryPressureError {
         Self(.invalidArgument, "fraction \(fraction) is out of range; expected 0 through 1")
     }
 
+    /// A backing store's renderer read its own store, whose pixels it is drawing.
+    static func renderReadsOwnStore(width: Int, height: Int) -> Self {
+        Self(
+            .reentrantCall,
+            "the renderer of a \(width) x \(height) backing store read that store while drawing it; "
+                + "a renderer draws into the bytes it is given and must not read its own store's pixels"
+        )
+    }
+
     /// A backing store's dimension of zero or less, or a size that overflows.
     static func invalidDimensions(width: Int, height: Int, bytesPerPixel: Int) -> Self {
         Self(
