@@ -34,7 +34,7 @@ let package = Package(
         ),
         // eventfd(2), which the Glibc module leaves out; cgroup v1 memory.pressure_level
         // notifications arrive through one.
-        .systemLibrary(name: "CEventFD"),
+        .systemLibrary(name: "CLinuxEvents"),
         // Spawning a child with a step between fork and exec (joining its cgroups), and the pidfd
         // system calls (clone3, pidfd_open, pidfd_send_signal, process_mrelease) Glibc leaves out.
         .systemLibrary(name: "CProcessSpawn"),
@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "MemoryPressure",
             dependencies: [
-                "CEventFD",
+                "CLinuxEvents",
                 "CProcessSpawn",
                 "Jemalloc",
                 // The ladder's victim heap and the app run loops' queues.

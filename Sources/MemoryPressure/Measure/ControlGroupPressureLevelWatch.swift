@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import CEventFD
+import CLinuxEvents
 import SystemPackage
 
 /// cgroup v1's `memory.pressure_level` notifications, the mechanism Android's lmkd used before PSI:

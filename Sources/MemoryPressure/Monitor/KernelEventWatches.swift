@@ -19,6 +19,8 @@ final class KernelEventWatches {
         /// Whether a cgroup event fired (`memory.events` or `memory.pressure_level`): the limits
         /// may have changed.
         var controlGroupEvent = false
+        /// A source ended and was dropped: ``pollDescriptors`` has changed.
+        var sourceEnded = false
     }
 
     private var stall: StallWatch?
@@ -100,6 +102,7 @@ final class KernelEventWatches {
                 if entry.revents & failed != 0 {
                     logger.notice("memory pressure trigger on \(watch.path) ended; the monitor goes on without it")
                     stall = nil
+                    wake.sourceEnded = true
                 } else {
                     wake.sample = true
                 }
@@ -107,6 +110,7 @@ final class KernelEventWatches {
                 if entry.revents & failed != 0 || !watch.drain() {
                     logger.notice("memory.events watch on \(watch.path) ended; the monitor goes on without it")
                     memoryEvents = nil
+                    wake.sourceEnded = true
                 }
                 wake.sample = true
                 wake.controlGroupEvent = true
@@ -114,6 +118,7 @@ final class KernelEventWatches {
                 if entry.revents & failed != 0 {
                     logger.notice("memory.pressure_level notifications in \(watch.directory) ended; the monitor goes on without them")
                     pressureLevel = nil
+                    wake.sourceEnded = true
                     wake.sample = true
                 } else {
                     readyLevels.append(entry.fd)

@@ -44,6 +44,9 @@ struct SamplingLoop: Sendable {
         var fullNow = true
         var fullAtTick = false
         var limitsChanged = false
+        let wakePipe = pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)
+        // Made again only when a source ends.
+        var descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
         while !control.isStopRequested {
             let now = ContinuousClock.now
             if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
@@ -59,14 +62,16 @@ struct SamplingLoop: Sendable {
             }
             fullNow = false
 
-            var descriptors = [pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)] + watches.pollDescriptors
             let wakeTime = limits.dueTime(eventPending: limitsChanged).map { min(nextTick, $0) } ?? nextTick
-            let ready = poll(&descriptors, nfds_t(descriptors.count), WakePipe.milliseconds(until: wakeTime))
-            guard ready > 0 else { continue }
-            if descriptors[0].revents & Int16(POLLIN) != 0 {
+            let ready = descriptors.wait(milliseconds: WakePipe.milliseconds(until: wakeTime))
+            guard !ready.isEmpty else { continue }
+            if ready.contains(where: { $0.fd == wakePipe.fd }) {
                 control.wake.drain()
             }
-            let wake = watches.take(descriptors.dropFirst(), logger: configuration.logger)
+            let wake = watches.take(ready.lazy.filter { $0.fd != wakePipe.fd }, logger: configuration.logger)
+            if wake.sourceEnded {
+                descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
+            }
             if let level = wake.pressureLevel {
                 tracker.notice(level.pressureLevel, at: .now)
             }
