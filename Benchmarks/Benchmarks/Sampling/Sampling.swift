@@ -3,6 +3,7 @@ import BenchmarkSupport
 import Jemalloc
 @_spi(Benchmarks) import MemoryPressure
 import MemoryPressureTestKit
+import Synchronization
 
 /// The cost of reading the figures the pressure monitor samples, and of the monitor itself.
 let benchmarks: @Sendable () -> Void = {
@@ -120,9 +121,11 @@ let benchmarks: @Sendable () -> Void = {
     ) { benchmark in
         let budget = try MemoryBudget(totalBytes: Int(Double(try residentBytes()) / 0.85))
         let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silentLogger))
-        let samples = SharedBox((count: 0, levels: Set<PressureLevel>()))
+        // Counted with two atomic adds, not a lock and a set: the observer runs on the monitor's
+        // thread, and its cost would count as the monitor's.
+        let samples = SampleCount()
         let counting = monitor.events.observe { event in
-            if case .sample(_, let level) = event { samples.update { $0.count += 1; $0.levels.insert(level) } }
+            if case .sample(_, let level) = event { samples.count(level) }
         }
         defer { counting.cancel() }
         try monitor.start()
@@ -135,11 +138,11 @@ let benchmarks: @Sendable () -> Void = {
         }
         let start = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread")
         let floorStart = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread")
-        samples.value = (0, [])
+        samples.reset()
         sleep(for: monitoredTime)
         let spent = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread") - start
         let floorSpent = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread") - floorStart
-        let sampled = samples.value
+        let sampled = samples.taken
         monitor.stop()
         floor.stop()
         let milliseconds = Int(monitoredTime / .milliseconds(1))
@@ -149,5 +152,38 @@ let benchmarks: @Sendable () -> Void = {
         benchmark.measurement(monitorCPU, spent * 1000 / milliseconds)
         benchmark.measurement(pollLoopCPU, floorSpent * 1000 / milliseconds)
         benchmark.measurement(samplesPerSecond, sampled.count * 1000 / milliseconds)
+    }
+}
+
+/// The samples a monitor published, and the levels they were judged at, counted by its observer
+/// without a lock.
+final class SampleCount: Sendable {
+    private let samples = Atomic<Int>(0)
+    /// One bit per level seen.
+    private let levels = Atomic<Int>(0)
+
+    func count(_ level: PressureLevel) {
+        samples.add(1, ordering: .relaxed)
+        levels.bitwiseOr(1 << Self.bit(level), ordering: .relaxed)
+    }
+
+    func reset() {
+        samples.store(0, ordering: .relaxed)
+        levels.store(0, ordering: .relaxed)
+    }
+
+    /// The samples counted since the last reset, and their levels.
+    var taken: (count: Int, levels: Set<PressureLevel>) {
+        let seen = levels.load(ordering: .relaxed)
+        let all: [PressureLevel] = [.normal, .warning, .critical]
+        return (samples.load(ordering: .relaxed), Set(all.filter { seen & 1 << Self.bit($0) != 0 }))
+    }
+
+    private static func bit(_ level: PressureLevel) -> Int {
+        switch level {
+        case .normal: 0
+        case .warning: 1
+        case .critical: 2
+        }
     }
 }
