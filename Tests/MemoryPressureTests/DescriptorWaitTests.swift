@@ -9,7 +9,7 @@ struct DescriptorWaitTests {
     @Test func reportsTheReadyDescriptorsWithPollsBitsAndNothingWhenTheTimePasses() throws {
         let first = try WakePipe()
         let second = try WakePipe()
-        let wait = DescriptorWait([
+        var wait = DescriptorWait([
             pollfd(fd: first.descriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: second.descriptor, events: Int16(POLLIN), revents: 0),
         ])

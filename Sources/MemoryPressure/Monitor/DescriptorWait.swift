@@ -12,8 +12,10 @@ import CLinuxEvents
 /// in `poll` as before.
 ///
 /// Level-triggered, as `poll` is, and the event bits are `poll`'s (`EPOLLIN` is `POLLIN`, …), so
-/// what the wait reports reads as `poll`'s `revents`.
-final class DescriptorWait {
+/// what the wait reports reads as `poll`'s `revents`. Not copyable: it owns the epoll set, closed
+/// with it; and a value, so that the sampling thread's every wait does not pay for the dynamic
+/// exclusivity checks of a class's stored properties.
+struct DescriptorWait: ~Copyable {
     private var descriptors: [pollfd]
     /// The epoll set, or -1 to wait in `poll`.
     private let epoll: Int32
@@ -39,7 +41,7 @@ final class DescriptorWait {
 
     /// Waits up to `milliseconds` (-1: no limit) for a descriptor to be ready, and returns the
     /// ready ones with what they reported in `revents`; none when the time passed first.
-    func wait(milliseconds: Int32) -> [pollfd] {
+    mutating func wait(milliseconds: Int32) -> [pollfd] {
         guard epoll >= 0 else {
             guard poll(&descriptors, nfds_t(descriptors.count), milliseconds) > 0 else { return [] }
             return descriptors.filter { $0.revents != 0 }
