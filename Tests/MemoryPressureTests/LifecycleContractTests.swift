@@ -210,7 +210,7 @@ struct LifecycleContractTests {
         async let termination = terminator.terminate(
             interrupted, reason: .systemPressure, step: .terminateBackground, from: [.background]
         )
-        #expect(await eventually { interrupted.record.withLock { $0.isTerminating } })
+        #expect(await eventually { interrupted.record.withLock { $0.machine.isTerminating } })
         gate.signal()
         _ = try? await entering
         let record = await termination
@@ -601,7 +601,7 @@ struct LifecycleContractTests {
                 #expect(racer.state == .active)
                 outcomes["back from \(chosen)", default: 0] += 1
             }
-            for task in racer.record.withLock({ Array($0.backgroundTasks.keys) }) { try? racer.endBackgroundTask(task) }
+            for task in racer.record.withLock({ Array($0.machine.backgroundTasks.keys) }) { try? racer.endBackgroundTask(task) }
         }
         #expect(outcomes.values.reduce(0, +) == 200)
 

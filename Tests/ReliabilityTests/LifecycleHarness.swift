@@ -55,7 +55,7 @@ final class ModelDelegate: AppDelegate {
         record(.willTerminate, app)
         let began = (try? app.beginBackgroundTask { _ in }) != nil
         log.append("beginBackgroundTask \(began ? "began" : "refused")")
-        let open = app.record.withLock { $0.backgroundTasks.keys.sorted { $0.rawValue < $1.rawValue } }
+        let open = app.record.withLock { $0.machine.backgroundTasks.keys.sorted { $0.rawValue < $1.rawValue } }
         for task in open { try? app.endBackgroundTask(task) }
         log.append("ended \(open.count), still \(app.systemState)")
         app.notificationCenter.post(name: LifecycleModel.notificationName(9), payload: .delta(1))
@@ -150,7 +150,7 @@ final class LifecycleHarness {
     /// The number of the stay in the background whose time app `index` is counting now, or nil
     /// when none is; -1 when ``App/backgroundTimeRemaining`` disagrees.
     private func stay(of index: Int) -> Int? {
-        let since = apps[index].record.withLock { $0.backgroundSince }
+        let since = apps[index].record.withLock { $0.machine.backgroundSince }
         guard (since == nil) == (apps[index].backgroundTimeRemaining == nil) else { return -1 }
         guard let since else { return nil }
         if let stay = stays[index][since] { return stay }

@@ -312,7 +312,7 @@ final class InterleavingDelegate: AppDelegate {
 extension App {
     /// The identifiers of the open background tasks.
     nonisolated var openBackgroundTasks: [BackgroundTaskIdentifier] {
-        record.withLock { Array($0.backgroundTasks.keys) }
+        record.withLock { Array($0.machine.backgroundTasks.keys) }
     }
 }
 

@@ -47,19 +47,8 @@ extension App {
         expirationHandler: @escaping @Sendable (isolated App) -> Void
     ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
         try withRecord { record throws(MemoryPressureError) in
-            guard record.state.isRunning else {
-                throw .invalidTransition(
-                    app: identifier, transition: .beginBackgroundTask, from: record.state,
-                    accepted: [.inactive, .active, .background]
-                )
-            }
-            guard !record.isTerminating else {
-                throw .appTerminating(app: identifier, transition: .beginBackgroundTask)
-            }
-            let task = BackgroundTaskIdentifier(rawValue: record.nextBackgroundTask, issuer: backgroundTaskIssuer)
-            record.nextBackgroundTask += 1
-            record.backgroundTasks[task] = LifecycleRecord.BackgroundTask(expirationHandler: expirationHandler)
-            armBackgroundExpiry(&record)
+            let (task, actions) = try record.machine.beginBackgroundTask(expirationHandler: expirationHandler)
+            perform(actions, on: &record)
             return task
         }
     }
@@ -76,36 +65,28 @@ extension App {
         // The handler is released as this statement ends, outside the lock: it may hold the last
         // reference to anything, whose deinitializer may use the app.
         _ = try withRecord { record throws(MemoryPressureError) in
-            guard let ended = record.backgroundTasks.removeValue(forKey: task) else {
-                throw .unknownBackgroundTask(app: identifier, task, ofAnotherApp: task.issuer != backgroundTaskIssuer)
-            }
-            suspendIfIdle(&record)
-            return ended.expirationHandler
+            let (handler, actions) = try record.machine.endBackgroundTask(task)
+            perform(actions, on: &record)
+            return handler
         }
     }
 
     /// The number of open background tasks.
     public nonisolated var openBackgroundTaskCount: Int {
-        withRecord { $0.backgroundTasks.count }
+        withRecord { $0.machine.backgroundTasks.count }
     }
 
     /// Runs the expiration handlers of the tasks still open, oldest first, while the app is still in
     /// the same launch and in the background.
     func runExpirationHandlers(generation: Int) {
-        let open = withRecord { record in
-            guard record.generation == generation, record.state == .background else { return [(BackgroundTaskIdentifier, LifecycleRecord.BackgroundTask)]() }
-            record.expirationHandlersBegan = record.backgroundSince
-            return record.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue }
-        }
-        for (task, open) in open {
+        let open = withRecord { $0.machine.beginExpirationHandlers(generation: generation) }
+        for (task, expirationHandler) in open {
             // Still running and in the background, and the task still open: the handler runs, and
             // the app does not suspend before it returns (when it ends the last task, say).
             guard let hold = holdSuspension() else { return }
             defer { release(hold) }
-            let due = withRecord { record in
-                record.generation == generation && record.state == .background && record.backgroundTasks[task] != nil
-            }
-            if due { open.expirationHandler(self) }
+            let due = withRecord { $0.machine.isExpirationHandlerDue(task, generation: generation) }
+            if due { expirationHandler(self) }
         }
     }
 }

@@ -68,10 +68,7 @@ extension App {
     /// Queues the release of a terminated app on its run loop, unless a relaunch has queued it
     /// already, ahead of its own steps.
     private nonisolated func queueReleaseIfPending() {
-        let pending = record.withLock { record in
-            defer { record.releasePending = false }
-            return record.releasePending
-        }
+        let pending = record.withLock { $0.machine.takePendingRelease() }
         if pending { enqueue { app in app.releaseAfterTermination() } }
     }
 }

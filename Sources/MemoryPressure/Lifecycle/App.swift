@@ -15,9 +15,11 @@ import Synchronization
 /// and never race one another. The run loops share a bounded pool of threads (`RunLoopPool`): an
 /// app whose callback blocks holds one of them, and the pool grows past it, up to its bound.
 ///
-/// The lifecycle record (state, background tasks, termination) sits beside the actor in a mutex, so
-/// the system can validate a transition at once (a typed error changes nothing) and terminate an app
-/// whose run loop is blocked by a callback overrunning its deadline. Swift cannot pre-empt that
+/// The lifecycle (state, background tasks, termination) is a value, a ``LifecycleStateMachine``,
+/// beside the actor in a mutex: its transitions return the actions that carry them out, which the
+/// app carries out under the lock (see `App+Lifecycle.swift`). So the system can validate a
+/// transition at once (a typed error changes nothing) and terminate an app whose run loop is
+/// blocked by a callback overrunning its deadline. Swift cannot pre-empt that
 /// callback: termination marks the app not running, cancels its timers, drops its observers and
 /// queued work, and releases its view controllers once its run loop has drained. The state is also
 /// published outside the mutex, so reading it never waits.
@@ -43,21 +45,16 @@ public actor App {
     public nonisolated let configuration: AppConfiguration
 
     nonisolated let runLoop: AppRunLoop
-    nonisolated let record = Mutex(LifecycleRecord())
-    /// The record's `state` and `callbackState`, published under its lock whenever either changes,
-    /// so that reading the state never waits for the lock, whatever lock the reader holds.
-    nonisolated let publishedStates = Atomic(LifecycleRecord().publishedStates)
+    nonisolated let record: Mutex<LifecycleRecord>
+    /// The lifecycle's `state` and `callbackState` (``PublishedStates``), published under the
+    /// record's lock whenever either changes, so that reading the state never waits for the lock,
+    /// whatever lock the reader holds.
+    nonisolated let publishedStates = Atomic(PublishedStates.word(state: .notRunning, callbackState: nil))
     nonisolated let notificationRegistry = NotificationRegistry()
-    /// What marks this app's background tasks as its own.
-    nonisolated let backgroundTaskIssuer = BackgroundTaskIdentifier.newIssuer()
     nonisolated let events: EventSource<LifecycleEvent>?
 
     /// Where the app saves its state, and where its launches restore it from.
     package nonisolated let stateArchive: StateArchive?
-    /// Whether the app stays in the background once nothing keeps it running, never suspended by
-    /// itself, as if it held a background task without a time limit (a process app's
-    /// ``ProcessAppOptions/BackgroundMode/run``).
-    nonisolated let keepsRunningInBackground: Bool
     /// Makes a fresh delegate for each launch, for apps made with `init(identifier:…makeDelegate:)`.
     nonisolated let makeDelegate: (@Sendable () -> sending any AppDelegate)?
 
@@ -91,10 +88,10 @@ public actor App {
         self.configuration = configuration
         self.events = events
         self.stateArchive = stateArchive
-        self.keepsRunningInBackground = false
         self.makeDelegate = nil
         self.delegate = delegate
         self.runLoop = AppRunLoop()
+        self.record = Self.record(identifier: identifier, configuration: configuration, keepsRunningInBackground: false)
     }
 
     /// An app that is not running and makes its code afresh for each launch, as a process would:
@@ -112,10 +109,21 @@ public actor App {
         self.configuration = configuration
         self.events = events
         self.stateArchive = stateArchive
-        self.keepsRunningInBackground = keepsRunningInBackground
         self.makeDelegate = makeDelegate
         self.delegate = nil
         self.runLoop = AppRunLoop()
+        self.record = Self.record(identifier: identifier, configuration: configuration, keepsRunningInBackground: keepsRunningInBackground)
+    }
+
+    /// The record of a new app, not running. Its lifecycle keeps the app running in the background
+    /// once nothing else does when `keepsRunningInBackground` (a process app's
+    /// ``ProcessAppOptions/BackgroundMode/run``), as if it held a background task without a time
+    /// limit.
+    private static func record(identifier: AppIdentifier, configuration: AppConfiguration, keepsRunningInBackground: Bool) -> Mutex<LifecycleRecord> {
+        Mutex(LifecycleRecord(machine: Lifecycle(
+            app: identifier, taskIssuer: BackgroundTaskIdentifier.newIssuer(),
+            backgroundTaskTimeLimit: configuration.backgroundTaskTimeLimit, keepsRunningInBackground: keepsRunningInBackground
+        )))
     }
 
     /// The app's serial run loop, the executor every callback, observer and isolated method of the
@@ -137,39 +145,31 @@ public actor App {
     /// Reading it never waits: it can be read from any thread, under any lock (in a discard
     /// callback, say, which runs under its cache's lock).
     public nonisolated var state: AppState {
-        let states = LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring))
+        let states = PublishedStates.states(publishedStates.load(ordering: .acquiring))
         return states.callbackState ?? states.state
     }
 
     /// The state the system has moved the app to, whatever callback runs: what the ladder, the
     /// warnings and the limits decide by. Reading it never waits, as ``state``.
     nonisolated var systemState: AppState {
-        LifecycleRecord.states(published: publishedStates.load(ordering: .acquiring)).state
-    }
-
-    /// Publishes `record`'s states for ``state`` and ``systemState``. Called under the record's
-    /// lock whenever either changes, before the change is reported.
-    nonisolated func publishStates(of record: LifecycleRecord) {
-        publishedStates.store(record.publishedStates, ordering: .releasing)
+        PublishedStates.states(publishedStates.load(ordering: .acquiring)).state
     }
 
     /// The background time left in this stay in the background, shared by every background task
     /// (``AppConfiguration/backgroundTaskTimeLimit``, counted from entering the background); nil
     /// while the app is in the foreground or not running, where no limit applies.
     public nonisolated var backgroundTimeRemaining: Duration? {
-        withRecord { record in
-            record.backgroundSince.map { max(.zero, configuration.backgroundTaskTimeLimit - (.now - $0)) }
-        }
+        withRecord { $0.machine.backgroundTimeRemaining(at: .now) }
     }
 
     /// Why the app was last terminated, or nil when it is running or was never terminated.
     public nonisolated var terminationReason: TerminationReason? {
-        withRecord { $0.terminationReason }
+        withRecord { $0.machine.terminationReason }
     }
 
     /// The options the app was launched with (the current or last launch).
     public nonisolated var launchOptions: LaunchOptions {
-        withRecord { $0.launchOptions }
+        withRecord { $0.machine.launchOptions }
     }
 
     /// The app's notification center.
@@ -204,23 +204,7 @@ public actor App {
     @discardableResult
     public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(MemoryPressureError) -> AppState {
         let options = restoringState(into: options)
-        return try await transition(.launch, accepted: [.notRunning]) { record in
-            var options = options
-            options.previousTermination = record.terminationReason
-            record.launchOptions = options
-            record.terminationReason = nil
-            notificationRegistry.open()
-            move(&record, to: .inactive)
-            // The last launch lets go of what it held before this one makes its delegate.
-            let release: [LifecycleStep] = record.releasePending ? [.releaseAfterTermination] : []
-            record.releasePending = false
-            let steps = release + [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
-            if options.reason.launchesInBackground {
-                return steps + enterBackgroundSteps(&record)
-            }
-            move(&record, to: .active)
-            return steps + [.callback(.didBecomeActive)]
-        }
+        return try await transition { machine throws(MemoryPressureError) in try machine.launch(options: options, now: .now) }
     }
 
     /// An interruption: `willResignActive`, active to inactive.
@@ -231,10 +215,7 @@ public actor App {
     ///   the app is not active or is terminating.
     @discardableResult
     public nonisolated func deactivate() async throws(MemoryPressureError) -> AppState {
-        try await transition(.deactivate, accepted: [.active]) { record in
-            move(&record, to: .inactive)
-            return [.callback(.willResignActive)]
-        }
+        try await transition { machine throws(MemoryPressureError) in try machine.deactivate() }
     }
 
     /// The end of an interruption: `didBecomeActive`, inactive to active.
@@ -245,10 +226,7 @@ public actor App {
     ///   the app is not inactive or is terminating.
     @discardableResult
     public nonisolated func activate() async throws(MemoryPressureError) -> AppState {
-        try await transition(.activate, accepted: [.inactive]) { record in
-            move(&record, to: .active)
-            return [.callback(.didBecomeActive)]
-        }
+        try await transition { machine throws(MemoryPressureError) in try machine.activate() }
     }
 
     /// Home, or another app comes forward: `willResignActive` (when active), `didEnterBackground`
@@ -262,14 +240,7 @@ public actor App {
     ///   the app is not active or inactive, or is terminating.
     @discardableResult
     public nonisolated func enterBackground() async throws(MemoryPressureError) -> AppState {
-        try await transition(.enterBackground, accepted: [.active, .inactive]) { record in
-            var steps: [LifecycleStep] = []
-            if record.state == .active {
-                move(&record, to: .inactive)
-                steps.append(.callback(.willResignActive))
-            }
-            return steps + enterBackgroundSteps(&record)
-        }
+        try await transition { machine throws(MemoryPressureError) in try machine.enterBackground(now: .now) }
     }
 
     /// Back to the foreground: `willEnterForeground`, the notifications queued while suspended,
@@ -281,17 +252,7 @@ public actor App {
     ///   the app is not in the background or suspended, or is terminating.
     @discardableResult
     public nonisolated func enterForeground() async throws(MemoryPressureError) -> AppState {
-        try await transition(.enterForeground, accepted: [.background, .suspended]) { record in
-            let wasSuspended = record.state == .suspended
-            move(&record, to: .inactive)
-            move(&record, to: .active)
-            guard wasSuspended else {
-                return [.callback(.willEnterForeground), .callback(.didBecomeActive)]
-            }
-            return nil
-        } resuming: { queued in
-            [.callback(.willEnterForeground)] + queued.map(LifecycleStep.deliver) + [.callback(.didBecomeActive)]
-        }
+        try await transition { machine throws(MemoryPressureError) in try machine.enterForeground() }
     }
 
     /// Suspends a background app with no open background task (the system does this on its own
@@ -307,16 +268,7 @@ public actor App {
     ///   the app is not in the background, is terminating, or has background tasks open.
     @discardableResult
     public nonisolated func suspend() async throws(MemoryPressureError) -> AppState {
-        try await transition(.suspend, accepted: [.background]) { record throws(MemoryPressureError) in
-            guard record.backgroundTasks.isEmpty else {
-                throw .backgroundTasksOpen(app: identifier, count: record.backgroundTasks.count)
-            }
-            guard record.backgroundEntriesUnderWay > 0 else {
-                suspendIfIdle(&record)
-                return []
-            }
-            return [.suspendIfIdle]
-        }
+        try await transition { machine throws(MemoryPressureError) in try machine.suspend() }
     }
 
     /// Terminates the app for `reason`. A running app gets `willTerminate` within its deadline
@@ -343,14 +295,7 @@ public actor App {
     nonisolated func terminate(reason: TerminationReason, from states: [AppState]) async throws(MemoryPressureError) -> AppState {
         // What the termination did is `notRunning`, whatever a relaunch has done since: the state
         // read after the wait could already be the next launch's.
-        _ = try await transition(.terminate, accepted: states) { record in
-            guard record.state != .suspended else {
-                end(&record, reason: reason)
-                return []
-            }
-            record.isTerminating = true
-            return [.callback(.willTerminate), .terminate(reason)]
-        }
+        _ = try await transition { machine throws(MemoryPressureError) in try machine.terminate(reason: reason, from: states) }
         // The release is queued once the system has heard of the termination; then the run loop
         // lets go of the app's objects, and the system hears of that too.
         await eventsDelivered()
@@ -361,124 +306,31 @@ public actor App {
 
     // MARK: Machinery
 
-    /// Validates the transition and, under the record's lock, lets `plan` move the state and return
-    /// the steps to queue (nil: `resuming` makes them from the queued notifications); then waits for
-    /// the steps to run (or a deadline to end them) and returns the state.
+    /// Lets `decide` validate and make a transition of the lifecycle under the record's lock,
+    /// carries out its actions there, then waits for the steps it queued to run (or a deadline to
+    /// end them) and returns the state.
     private nonisolated func transition(
-        _ transition: LifecycleTransition,
-        accepted: [AppState],
-        plan: (inout LifecycleRecord) throws(MemoryPressureError) -> [LifecycleStep]?,
-        resuming: ([AppNotification]) -> [LifecycleStep] = { _ in [] }
+        _ decide: (inout Lifecycle) throws(MemoryPressureError) -> [Lifecycle.Action]
     ) async throws(MemoryPressureError) -> AppState {
         // Resolved with the app's state as its steps end (or a deadline ends them): what the caller
         // gets, however late its task resumes (a later deadline may have moved the app by then).
         let completion = Completion<AppState>()
         try withRecord { record throws(MemoryPressureError) in
-            guard accepted.contains(record.state) else {
-                throw .invalidTransition(app: identifier, transition: transition, from: record.state, accepted: accepted)
-            }
-            guard !record.isTerminating else {
-                throw .appTerminating(app: identifier, transition: transition)
-            }
-            let generation = record.generation
-            if let steps = try plan(&record) {
-                schedule(steps, generation: generation, completion: completion)
-            } else {
-                notificationRegistry.resume { queued in
-                    schedule(resuming(queued), generation: generation, completion: completion)
-                }
-            }
+            perform(try decide(&record.machine), on: &record, completion: completion)
         }
         let state = await completion.value
         await eventsDelivered()
         return state
     }
 
-    private nonisolated func enterBackgroundSteps(_ record: inout LifecycleRecord) -> [LifecycleStep] {
-        move(&record, to: .background)
-        record.backgroundEntriesUnderWay += 1
-        return [.callback(.didEnterBackground), .finishEnteringBackground]
-    }
-
-    /// Moves the state, publishing and reporting the change, and starts or ends the background time
-    /// of a stay in the background. Called under the record's lock.
-    nonisolated func move(_ record: inout LifecycleRecord, to next: AppState) {
-        let previous = record.state
-        record.state = next
-        publishStates(of: record)
-        report(.stateChanged(app: identifier, from: previous, to: next), in: &record)
-        switch next {
-        case .background:
-            if record.backgroundSince == nil { record.backgroundSince = .now }
-            armBackgroundExpiry(&record)
-        case .suspended:
-            break
-        case .notRunning, .inactive, .active:
-            record.backgroundSince = nil
-            record.backgroundExpiry.map(DeadlineTimers.shared.cancel)
-            record.backgroundExpiry = nil
-        }
-    }
-
-    /// Arms the end of this stay's background time when the app is in the background with a task
-    /// open and none is armed: shortly before the time runs out the open tasks' expiration handlers
-    /// run on the run loop; when it has run out, a task still open terminates the app (reason
-    /// `backgroundTaskExpired`), from outside the run loop, so a blocked run loop or handler cannot
-    /// keep it alive. Called under the record's lock.
-    nonisolated func armBackgroundExpiry(_ record: inout LifecycleRecord) {
-        guard record.state == .background, !record.backgroundTasks.isEmpty, record.backgroundExpiry == nil,
-              let since = record.backgroundSince else { return }
-        let limit = configuration.backgroundTaskTimeLimit
-        let warning = min(.seconds(1), limit / 4)
-        let generation = record.generation
-        record.backgroundExpiry = DeadlineTimers.shared.schedule(at: since + limit - warning) { [self] in
-            enqueue { app in app.runExpirationHandlers(generation: generation) }
-            // The handlers get their warning on the run loop even when this deadline ran late (a
-            // busy machine): the end comes at the limit, or `warning` after they were posted if
-            // later; unless this stay's expiry was disarmed meanwhile.
-            withRecordFromTimer { record in
-                guard record.generation == generation, record.backgroundSince == since, record.backgroundExpiry != nil else { return }
-                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: max(since + limit, .now + warning)) { [self] in
-                    endExpiredStay(since: since, generation: generation, warning: warning, extensionsLeft: 10)
-                }
-            }
-        }
-    }
-
-    /// Ends a stay in the background whose time has run out with a task still open: terminates the
-    /// app (reason `backgroundTaskExpired`). If the expiration handlers have not had their turn
-    /// because the run loop only waits for a worker (a busy machine), not because the app's own
-    /// code holds it, the end waits another `warning`, up to `extensionsLeft` times; a run loop
-    /// blocked by the app's code cannot keep it alive. On the deadline timers' thread.
-    private nonisolated func endExpiredStay(since: ContinuousClock.Instant, generation: Int, warning: Duration, extensionsLeft: Int) {
-        withRecordFromTimer { record in
-            guard record.generation == generation, record.state == .background, !record.backgroundTasks.isEmpty else { return }
-            if record.expirationHandlersBegan != since, !runLoop.isRunningATurn, extensionsLeft > 0 {
-                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: .now + warning) { [self] in
-                    endExpiredStay(since: since, generation: generation, warning: warning, extensionsLeft: extensionsLeft - 1)
-                }
-                return
-            }
-            end(&record, reason: .backgroundTaskExpired)
-        }
-    }
-
-    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>) {
-        guard !steps.isEmpty else {
-            completion.resolve(state)
-            return
-        }
-        enqueue { app in
-            app.run(steps, generation: generation, completion: completion)
-        }
-    }
-
     /// Whether the app is still in `generation` (not terminated since).
     nonisolated func isCurrent(_ generation: Int) -> Bool {
-        withRecord { $0.generation == generation }
+        withRecord { $0.machine.generation == generation }
     }
 
-    private func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>) {
+    /// Runs `steps` in order while the app is in `generation`, then resolves `completion` with the
+    /// app's state.
+    func run(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>?) {
         for step in steps {
             guard isCurrent(generation) else { break }
             switch step {
@@ -496,34 +348,29 @@ public actor App {
                 if delegate == nil, let makeDelegate { delegate = makeDelegate() }
             case .releaseAfterTermination:
                 releaseAfterTermination()
+            case .runExpirationHandlers:
+                runExpirationHandlers(generation: generation)
             }
         }
-        completion.resolve(state)
+        completion?.resolve(state)
     }
 
     /// Calls the delegate. For a callback with a deadline, a timer off the run loop terminates the
     /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
-    private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<AppState>) {
+    private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<AppState>?) {
         var timer: DeadlineTimers.Token?
         if let (limit, reason) = callback.deadline(in: configuration) {
             if callback == .willFinishLaunching { launchStart = .now }
             let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
             timer = DeadlineTimers.shared.schedule(at: deadline) { [self] in
                 terminateNow(reason: reason, generation: generation, fromTimer: true)
-                completion.resolve(.notRunning)
+                completion?.resolve(.notRunning)
             }
         }
-        withRecord { record in
-            guard record.generation == generation else { return }
-            record.callbackState = callback.reportedState(launchingInBackground: record.launchOptions.reason.launchesInBackground)
-            publishStates(of: record)
-        }
+        update { $0.beginCallback(callback, generation: generation) }
         defer {
             timer.map(DeadlineTimers.shared.cancel)
-            withRecord { record in
-                record.callbackState = nil
-                publishStates(of: record)
-            }
+            update { $0.endCallback() }
         }
         report(.callback(app: identifier, callback))
         switch callback {
@@ -541,30 +388,12 @@ public actor App {
     /// Ends one entry into the background once its `didEnterBackground` has returned, and suspends
     /// the app if nothing keeps it running: not another entry, queued since.
     nonisolated func finishEnteringBackground(generation: Int) {
-        withRecord { record in
-            guard record.generation == generation else { return }
-            record.backgroundEntriesUnderWay -= 1
-            suspendIfIdle(&record)
-        }
+        update { $0.finishEnteringBackground(generation: generation) }
     }
 
     /// Suspends the app if nothing keeps it running, if it is still in `generation`.
     nonisolated func suspendIfIdle(generation: Int) {
-        withRecord { record in
-            guard record.generation == generation else { return }
-            suspendIfIdle(&record)
-        }
-    }
-
-    /// Suspends the app if it is in the background with nothing to keep it running: no open
-    /// background task, no `didEnterBackground` under way, no termination (a termination asked for
-    /// meanwhile is not undone) and none of its code running (``holdSuspension(orQueue:)``); never
-    /// an app that keeps running in the background. Called under the record's lock.
-    nonisolated func suspendIfIdle(_ record: inout LifecycleRecord) {
-        guard !keepsRunningInBackground, record.state == .background, record.backgroundTasks.isEmpty, record.backgroundEntriesUnderWay == 0,
-              !record.isTerminating, record.suspensionHolds == 0 else { return }
-        move(&record, to: .suspended)
-        notificationRegistry.suspend()
+        update { $0.suspendIfIdle(generation: generation) }
     }
 
     /// Holds off the app's suspension while the system runs some of its code outside a lifecycle
@@ -577,41 +406,30 @@ public actor App {
     /// the hold is released; the last release suspends it if it should be by then.
     nonisolated func holdSuspension(orQueue notification: AppNotification? = nil) -> SuspensionHold? {
         withRecord { record in
-            guard record.state.isRunning else {
-                if record.state == .suspended, let notification { notificationRegistry.queue(notification) }
-                return nil
-            }
-            record.suspensionHolds += 1
-            return SuspensionHold(generation: record.generation)
+            let (hold, actions) = record.machine.holdSuspension(orQueue: notification)
+            perform(actions, on: &record)
+            return hold
         }
     }
 
     /// Releases a hold from ``holdSuspension(orQueue:)``: the app suspends now if it should.
     nonisolated func release(_ hold: SuspensionHold) {
-        withRecord { record in
-            guard record.generation == hold.generation else { return }
-            record.suspensionHolds -= 1
-            suspendIfIdle(&record)
-        }
+        update { $0.release(hold) }
     }
 
     /// Terminates the app at once, without a callback, if it is still in `generation`; from the
     /// deadline timers' thread (`fromTimer`), its events are delivered from a task.
     nonisolated func terminateNow(reason: TerminationReason, generation: Int, fromTimer: Bool = false) {
-        let body = { (record: inout LifecycleRecord) in
-            guard record.generation == generation, record.state != .notRunning else { return }
-            self.end(&record, reason: reason)
+        guard fromTimer else { return update { $0.terminateNow(reason: reason, generation: generation) } }
+        withRecordFromTimer { record in
+            perform(record.machine.terminateNow(reason: reason, generation: generation), on: &record)
         }
-        if fromTimer { withRecordFromTimer(body) } else { withRecord(body) }
     }
 
     /// Terminates the app at once, without a callback, whatever it runs: for a process app whose
     /// process ended by itself or could not start. An app not running is left alone.
     nonisolated func endAtOnce(reason: TerminationReason) {
-        withRecord { record in
-            guard record.state != .notRunning else { return }
-            end(&record, reason: reason)
-        }
+        update { $0.endAtOnce(reason: reason) }
     }
 
     /// Releases what the terminated app held: its view controllers and, when it makes a delegate
@@ -632,30 +450,5 @@ public actor App {
         let completion = Completion<Void>()
         runLoop.perform { completion.resolve(()) }
         _ = await completion.value(timeout: timeout, cancellable: false)
-    }
-
-    /// Marks the app terminated: not running, a new generation, timers cancelled, observers and
-    /// queued notifications dropped (the observers and expiration handlers released after the
-    /// lock), view controllers (and a per-launch delegate) released once the run loop reaches this
-    /// point.
-    /// Called under the record's lock.
-    private nonisolated func end(_ record: inout LifecycleRecord, reason: TerminationReason) {
-        let state = record.state
-        move(&record, to: .notRunning)
-        record.generation += 1
-        record.isTerminating = false
-        record.backgroundEntriesUnderWay = 0
-        record.suspensionHolds = 0
-        record.terminationReason = reason
-        record.callbackState = nil
-        publishStates(of: record)
-        // The app's expiration handlers and observers are the app's code: whatever they hold is
-        // released once the lock is, by the outbox.
-        let handlers = record.backgroundTasks.values.map(\.expirationHandler)
-        record.backgroundTasks = [:]
-        record.outbox.add(.drop(handlers + notificationRegistry.close()))
-        report(.terminated(app: identifier, reason: reason, state: state), in: &record)
-        record.releasePending = true
-        record.outbox.add(.release)
     }
 }

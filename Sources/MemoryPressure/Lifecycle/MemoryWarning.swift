@@ -144,7 +144,7 @@ extension App {
         // Under the app's lock: the launch running now has queued its callbacks by then (a launch
         // under way too), and the warning comes after them. An app that runs no launch now (it
         // stopped since it was chosen) is not warned, nor is the launch that follows.
-        guard let generation = withRecord({ $0.state.isRunning ? $0.generation : nil }) else {
+        guard let generation = withRecord({ $0.machine.state.isRunning ? $0.machine.generation : nil }) else {
             completion.resolve(WarningDelivery.Receipt())
             return completion
         }

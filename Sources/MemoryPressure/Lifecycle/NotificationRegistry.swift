@@ -1,8 +1,13 @@
 import Synchronization
 
 /// An app's notification observers, and its queue of coalesced notifications while it is suspended.
+///
+/// When to deliver, queue or drop is the app's lifecycle's decision (``LifecycleStateMachine``'s
+/// notification actions, carried out by ``open()``, ``suspend()``, ``resume(_:)`` and ``close()``
+/// under the app's lock); the mode it sets is kept here, under the registry's own lock, because every
+/// post reads it (a warning's fan-out to thousands of apps) and must not wait for the app's lock.
 final class NotificationRegistry: ObserverRegistry {
-    /// What happens to a notification posted now.
+    /// What happens to a notification posted now, as the lifecycle last set it.
     enum Mode {
         /// The app runs code: deliver on its run loop.
         case delivering
@@ -145,13 +150,15 @@ final class NotificationRegistry: ObserverRegistry {
         return called
     }
 
-    /// Starts delivering (launch).
+    /// Starts delivering (the lifecycle's ``LifecycleStateMachine/Action/openNotifications``: a
+    /// launch).
     func open() {
         state.withLock { $0.mode = .delivering }
     }
 
-    /// Starts queueing (suspension), first the notifications posted for delivery that have not run,
-    /// in the order they were posted.
+    /// Starts queueing (the lifecycle's ``LifecycleStateMachine/Action/suspendNotifications``: a
+    /// suspension), first the notifications posted for delivery that have not run, in the order they
+    /// were posted.
     func suspend() {
         state.withLock { state in
             state.mode = .queueing
@@ -162,8 +169,10 @@ final class NotificationRegistry: ObserverRegistry {
         }
     }
 
-    /// Starts delivering again and hands the queued notifications to `schedule`, under the lock, so
-    /// that they are posted to the run loop ahead of any notification posted after the resume.
+    /// Starts delivering again (the lifecycle's
+    /// ``LifecycleStateMachine/Action/resumeNotifications(before:after:generation:)``: a return from
+    /// suspension) and hands the queued notifications to `schedule`, under the lock, so that they
+    /// are posted to the run loop ahead of any notification posted after the resume.
     func resume(_ schedule: ([AppNotification]) -> Void) {
         state.withLock { state in
             state.mode = .delivering
@@ -172,7 +181,8 @@ final class NotificationRegistry: ObserverRegistry {
         }
     }
 
-    /// Drops every observer and queued notification, and drops posts from now on (termination).
+    /// Drops every observer and queued notification, and drops posts from now on (the lifecycle's
+    /// ``LifecycleStateMachine/Action/closeNotifications(dropping:)``: a termination).
     ///
     /// - Returns: The observers removed, for the caller to release once it holds no lock: an
     ///   observer may hold the last reference to anything, whose deinitializer may use the app.

@@ -96,7 +96,7 @@ final class Terminator: Sendable {
             }
             // Read before the lock below, alone: a termination under way (`willTerminate` runs)
             // has not ended yet, and takes the request, still listed, as it ends.
-            let terminating = app.record.withLock { $0.isTerminating }
+            let terminating = app.record.withLock { $0.machine.isTerminating }
             let joins = state.withLock { state -> Bool in
                 // Taken by a termination already, or to be by the one under way: its record comes.
                 guard !terminating, state.withdraw(request, of: identifier) else { return true }

@@ -1,0 +1,77 @@
+// How an app carries out its lifecycle's actions: the machine (``LifecycleStateMachine``) decides
+// under the record's lock and returns actions; one interpreter carries them out there, in order.
+// Nothing it does runs the app's code or emits an event: events and dropped code wait in the
+// outbox for delivery once the lock is released (`App+Events.swift`). Under the record's lock it
+// takes, briefly, the notification registry's, the deadline timers' and the run-loop pool's locks,
+// and a completion's, in that order of nesting and never the other way.
+
+extension App {
+    /// The app's lifecycle: a background task's expiration handler runs isolated to the app.
+    typealias Lifecycle = LifecycleStateMachine<@Sendable (isolated App) -> Void>
+
+    /// Runs `change` on the lifecycle under the record's lock and carries out the actions it
+    /// returns there; its events are delivered once the lock is released.
+    nonisolated func update(_ change: (inout Lifecycle) -> [Lifecycle.Action]) {
+        withRecord { record in perform(change(&record.machine), on: &record) }
+    }
+
+    /// Carries out the lifecycle's `actions`, in order, under the record's lock. Steps queued on the
+    /// run loop resolve `completion`, a transition's, once they have run.
+    nonisolated func perform(_ actions: [Lifecycle.Action], on record: inout LifecycleRecord, completion: Completion<AppState>? = nil) {
+        for action in actions {
+            switch action {
+            case .publishStates(let word):
+                publishedStates.store(word, ordering: .releasing)
+            case .report(let event):
+                report(event, in: &record)
+            case .run(let steps, let generation):
+                schedule(steps, generation: generation, completion: completion)
+            case .openNotifications:
+                notificationRegistry.open()
+            case .suspendNotifications:
+                notificationRegistry.suspend()
+            case .queueNotification(let notification):
+                notificationRegistry.queue(notification)
+            case .resumeNotifications(let before, let after, let generation):
+                notificationRegistry.resume { queued in
+                    schedule(before + queued.map(LifecycleStep.deliver) + after, generation: generation, completion: completion)
+                }
+            case .closeNotifications(let handlers):
+                record.outbox.add(.drop(handlers.map { $0 as any Sendable } + notificationRegistry.close()))
+            case .armBackgroundExpiry(let deadline, let step):
+                // Armed under the lock: a disarm (a return to the foreground, a termination) that
+                // follows finds this timer.
+                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: deadline) { [self] in
+                    backgroundExpiryDue(step)
+                }
+            case .cancelBackgroundExpiry:
+                record.backgroundExpiry.map(DeadlineTimers.shared.cancel)
+                record.backgroundExpiry = nil
+            case .queueRelease:
+                record.outbox.add(.release)
+            }
+        }
+    }
+
+    /// Queues `steps` on the run loop, under the record's lock so that they keep the order in which
+    /// the lifecycle decided them; with none, resolves `completion` at once.
+    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>?) {
+        guard !steps.isEmpty else {
+            completion?.resolve(state)
+            return
+        }
+        enqueue { app in
+            app.run(steps, generation: generation, completion: completion)
+        }
+    }
+
+    /// The background-time timer has fired for `step`: the lifecycle decides what comes of it, on
+    /// the deadline timers' thread, from outside the run loop, so a blocked run loop or handler
+    /// cannot keep the app alive.
+    private nonisolated func backgroundExpiryDue(_ step: Lifecycle.BackgroundExpiryStep) {
+        withRecordFromTimer { record in
+            let actions = record.machine.backgroundExpiryDue(step, now: .now, runLoopRunsATurn: runLoop.isRunningATurn)
+            perform(actions, on: &record)
+        }
+    }
+}
