@@ -21,7 +21,7 @@ struct SuspensionHold: Sendable {
 }
 
 /// Work queued on an app's run loop by a transition, run in order while the app's generation holds.
-enum LifecycleStep: Sendable {
+enum LifecycleStep: Sendable, Equatable {
     /// Make the delegate of this launch, when the app makes one per launch and has none.
     case makeDelegate
     /// Call a delegate method.

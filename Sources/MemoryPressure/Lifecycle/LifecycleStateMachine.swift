@@ -438,3 +438,6 @@ extension LifecycleStateMachine {
         return actions
     }
 }
+
+/// Actions compare when the expiration handlers do: what the machine's tests check its answers with.
+extension LifecycleStateMachine.Action: Equatable where ExpirationHandler: Equatable {}

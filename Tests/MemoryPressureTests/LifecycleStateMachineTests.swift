@@ -1,0 +1,287 @@
+@testable import MemoryPressure
+import Testing
+
+/// The lifecycle's state machine on its own: pure, so each test steps it by hand, on one thread,
+/// with no clock, timer or app, and checks the actions each transition returns. The apps' own
+/// tests check that `App` carries the actions out; these check the decisions.
+@Suite struct LifecycleStateMachineTests {
+    /// A machine whose expiration handlers are numbers, so that actions compare.
+    typealias Machine = LifecycleStateMachine<Int>
+
+    let app = try! AppIdentifier("machine")
+    /// The start of a stay in the background, as a transition is handed it.
+    let now = ContinuousClock.now
+    /// The machine's background time limit; its expiration handlers get a warning of 1 s.
+    let limit = Duration.seconds(30)
+
+    func makeMachine(keepsRunningInBackground: Bool = false) -> Machine {
+        Machine(app: app, taskIssuer: 7, backgroundTaskTimeLimit: limit, keepsRunningInBackground: keepsRunningInBackground)
+    }
+
+    /// The actions of a move from `from` to `to`, with no background time to start or end.
+    func moved(_ from: AppState, _ to: AppState) -> [Machine.Action] {
+        [.publishStates(PublishedStates.word(state: to, callbackState: nil)), .report(.stateChanged(app: app, from: from, to: to))]
+    }
+
+    /// A machine launched into the background and suspended, `didEnterBackground` having returned.
+    func suspendedMachine() throws -> Machine {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now)
+        _ = machine.finishEnteringBackground(generation: 0)
+        #expect(machine.state == .suspended)
+        return machine
+    }
+
+    @Test func aForegroundLaunchFromNotRunningQueuesItsCallbacksAndReportsItsMoves() throws {
+        var machine = makeMachine()
+        let actions = try machine.launch(options: LaunchOptions(), now: now)
+        #expect(actions == [.openNotifications] + moved(.notRunning, .inactive) + moved(.inactive, .active) + [
+            .run([.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching), .callback(.didBecomeActive)], generation: 0)
+        ])
+        #expect(machine.state == .active)
+        #expect(machine.backgroundSince == nil)
+        #expect(machine.launchOptions == LaunchOptions())
+    }
+
+    @Test func aBackgroundLaunchStartsTheStayAndSuspendsOnceDidEnterBackgroundHasReturned() throws {
+        var machine = makeMachine()
+        let actions = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now)
+        #expect(actions == [.openNotifications] + moved(.notRunning, .inactive) + moved(.inactive, .background) + [
+            .run([
+                .makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching),
+                .callback(.didEnterBackground), .finishEnteringBackground,
+            ], generation: 0)
+        ])
+        #expect(machine.backgroundSince == now)
+        #expect(machine.backgroundTimeRemaining(at: now + .seconds(10)) == .seconds(20))
+        // The launch callbacks read `background` throughout.
+        let beginCallback = machine.beginCallback(.willFinishLaunching, generation: 0)
+        #expect(beginCallback == [
+            .publishStates(PublishedStates.word(state: .background, callbackState: .background))
+        ])
+        let endCallback = machine.endCallback()
+        #expect(endCallback == [.publishStates(PublishedStates.word(state: .background, callbackState: nil))])
+        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
+        #expect(finishEnteringBackground == moved(.background, .suspended) + [.suspendNotifications])
+        #expect(machine.state == .suspended)
+    }
+
+    @Test func anInvalidTransitionThrowsAndChangesNothing() throws {
+        var machine = makeMachine()
+        #expect(throws: MemoryPressureError.invalidTransition(app: app, transition: .activate, from: .notRunning, accepted: [.inactive])) {
+            try machine.activate()
+        }
+        #expect(throws: MemoryPressureError.invalidTransition(
+            app: app, transition: .beginBackgroundTask, from: .notRunning, accepted: [.inactive, .active, .background]
+        )) {
+            try machine.beginBackgroundTask(expirationHandler: 1)
+        }
+        #expect(machine.state == .notRunning)
+        #expect(machine.publishedStates == PublishedStates.word(state: .notRunning, callbackState: nil))
+        #expect(machine.backgroundTasks.isEmpty)
+        #expect(machine.nextBackgroundTask == 1)
+
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.enterBackground(now: now)
+        #expect(throws: MemoryPressureError.invalidTransition(app: app, transition: .activate, from: .background, accepted: [.inactive])) {
+            try machine.activate()
+        }
+        #expect(machine.state == .background)
+        #expect(machine.backgroundEntriesUnderWay == 1)
+    }
+
+    @Test func nothingMovesAnAppOutOfItsTermination() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        let terminated = try machine.terminate(reason: .explicit, from: [.active])
+        #expect(terminated == [
+            .run([.callback(.willTerminate), .terminate(.explicit)], generation: 0)
+        ])
+        #expect(machine.isTerminating)
+        #expect(throws: MemoryPressureError.appTerminating(app: app, transition: .deactivate)) { try machine.deactivate() }
+        #expect(throws: MemoryPressureError.appTerminating(app: app, transition: .beginBackgroundTask)) {
+            try machine.beginBackgroundTask(expirationHandler: 1)
+        }
+        #expect(machine.state == .active)
+        // After willTerminate.
+        let ended = machine.terminateNow(reason: .explicit, generation: 0)
+        #expect(ended.contains(.report(.terminated(app: app, reason: .explicit, state: .active))))
+        #expect(machine.state == .notRunning)
+        #expect(!machine.isTerminating)
+    }
+
+    @Test func terminatingASuspendedAppEndsItAtOnce() throws {
+        var machine = try suspendedMachine()
+        let actions = try machine.terminate(reason: .explicit, from: [.inactive, .active, .background, .suspended])
+        #expect(actions == moved(.suspended, .notRunning) + [
+            .publishStates(PublishedStates.word(state: .notRunning, callbackState: nil)),
+            .closeNotifications(dropping: []),
+            .report(.terminated(app: app, reason: .explicit, state: .suspended)),
+            .queueRelease,
+            .run([], generation: 0),
+        ])
+        #expect(machine.state == .notRunning)
+        #expect(machine.generation == 1)
+        #expect(machine.terminationReason == .explicit)
+
+        // A relaunch asked for before the release was queued lets go of the last launch first.
+        let relaunch = try machine.launch(options: LaunchOptions(), now: now)
+        guard case .run(let steps, generation: 1) = relaunch.last else {
+            Issue.record("no steps: \(relaunch)")
+            return
+        }
+        #expect(steps.first == .releaseAfterTermination)
+        #expect(machine.launchOptions.previousTermination == .explicit)
+        #expect(machine.terminationReason == nil)
+        let takePendingRelease = machine.takePendingRelease()
+        #expect(!takePendingRelease)
+    }
+
+    @Test func aTerminationReleasesItsObjectsOnceWhenNoRelaunchTookThem() throws {
+        var machine = try suspendedMachine()
+        _ = try machine.terminate(reason: .systemPressure, from: [.suspended])
+        let takePendingRelease = machine.takePendingRelease()
+        #expect(takePendingRelease)
+        let takePendingRelease2 = machine.takePendingRelease()
+        #expect(!takePendingRelease2)
+        let relaunch = try machine.launch(options: LaunchOptions(), now: now)
+        #expect(relaunch.last == .run(
+            [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching), .callback(.didBecomeActive)], generation: 1
+        ))
+    }
+
+    @Test func aReturnFromSuspensionResumesTheQueuedNotificationsBetweenItsCallbacks() throws {
+        var machine = try suspendedMachine()
+        let notification = AppNotification(name: "n")
+        let (hold, queue) = machine.holdSuspension(orQueue: notification)
+        #expect(hold == nil)
+        #expect(queue == [.queueNotification(notification)])
+        let enterForeground = try machine.enterForeground()
+        #expect(enterForeground == moved(.suspended, .inactive) + moved(.inactive, .active) + [
+            .resumeNotifications(before: [.callback(.willEnterForeground)], after: [.callback(.didBecomeActive)], generation: 0)
+        ])
+    }
+
+    @Test func theAppDoesNotSuspendWhileItsCodeRunsAndTheLastReleaseSuspendsIt() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.enterBackground(now: now)
+        let (held, none) = machine.holdSuspension(orQueue: nil)
+        let hold = try #require(held)
+        #expect(none.isEmpty)
+        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
+        #expect(finishEnteringBackground.isEmpty)
+        #expect(machine.state == .background)
+        let released = machine.release(hold)
+        #expect(released == moved(.background, .suspended) + [.suspendNotifications])
+    }
+
+    @Test func anAppThatKeepsRunningInTheBackgroundNeverSuspendsByItself() throws {
+        var machine = makeMachine(keepsRunningInBackground: true)
+        _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now)
+        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
+        #expect(finishEnteringBackground.isEmpty)
+        #expect(machine.state == .background)
+    }
+
+    @Test func suspendingWithATaskOpenThrowsAndWhileEnteringWaitsForTheCallback() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.enterBackground(now: now)
+        let suspended = try machine.suspend()
+        #expect(suspended == [.run([.suspendIfIdle], generation: 0)])
+        let (task, _) = try machine.beginBackgroundTask(expirationHandler: 1)
+        #expect(throws: MemoryPressureError.backgroundTasksOpen(app: app, count: 1)) { try machine.suspend() }
+        #expect(throws: MemoryPressureError.unknownBackgroundTask(app: app, BackgroundTaskIdentifier(rawValue: task.rawValue, issuer: 8), ofAnotherApp: true)) {
+            try machine.endBackgroundTask(BackgroundTaskIdentifier(rawValue: task.rawValue, issuer: 8))
+        }
+        #expect(machine.backgroundTasks.count == 1)
+    }
+
+    @Test func backgroundTimeRunsOutWithATaskOpenAfterTheHandlersHadTheirTurn() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        // A task opened in the foreground arms nothing: its time counts from the background.
+        let (task, armed) = try machine.beginBackgroundTask(expirationHandler: 41)
+        #expect(armed.isEmpty)
+        let entered = try machine.enterBackground(now: now)
+        let warn = Machine.BackgroundExpiryStep.warn(since: now, generation: 0)
+        #expect(entered.contains(.armBackgroundExpiry(at: now + limit - .seconds(1), warn)))
+        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
+        #expect(finishEnteringBackground.isEmpty)
+        #expect(machine.state == .background)
+
+        let end = Machine.BackgroundExpiryStep.end(since: now, generation: 0, extensionsLeft: 10)
+        let backgroundExpiryDue = machine.backgroundExpiryDue(warn, now: now + .seconds(29), runLoopRunsATurn: false)
+        #expect(backgroundExpiryDue == [
+            .run([.runExpirationHandlers], generation: 0), .armBackgroundExpiry(at: now + limit, end),
+        ])
+        // The handlers have not had their turn and the run loop waits for a worker: another wait.
+        let later = now + limit + .seconds(1)
+        let backgroundExpiryDue2 = machine.backgroundExpiryDue(end, now: now + limit, runLoopRunsATurn: false)
+        #expect(backgroundExpiryDue2 == [
+            .armBackgroundExpiry(at: later, .end(since: now, generation: 0, extensionsLeft: 9))
+        ])
+        let handlers = machine.beginExpirationHandlers(generation: 0)
+        #expect(handlers.map(\.0) == [task])
+        #expect(handlers.map(\.1) == [41])
+        #expect(machine.isExpirationHandlerDue(task, generation: 0))
+
+        // The task is still open once they have had it: the app is terminated, its handler dropped.
+        let expired = machine.backgroundExpiryDue(.end(since: now, generation: 0, extensionsLeft: 9), now: later, runLoopRunsATurn: false)
+        #expect(expired == moved(.background, .notRunning) + [
+            .cancelBackgroundExpiry,
+            .publishStates(PublishedStates.word(state: .notRunning, callbackState: nil)),
+            .closeNotifications(dropping: [41]),
+            .report(.terminated(app: app, reason: .backgroundTaskExpired, state: .background)),
+            .queueRelease,
+        ])
+        #expect(machine.backgroundTasks.isEmpty)
+        #expect(!machine.isExpirationHandlerDue(task, generation: 0))
+    }
+
+    @Test func aReturnToTheForegroundDisarmsTheStaysExpiry() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.beginBackgroundTask(expirationHandler: 1)
+        _ = try machine.enterBackground(now: now)
+        #expect(machine.isBackgroundExpiryArmed)
+        let back = try machine.enterForeground()
+        #expect(back.contains(.cancelBackgroundExpiry))
+        #expect(machine.backgroundTimeRemaining(at: now) == nil)
+        // A warning already on its way runs the handlers (they check for themselves), arms nothing.
+        let backgroundExpiryDue = machine.backgroundExpiryDue(.warn(since: now, generation: 0), now: now, runLoopRunsATurn: false)
+        #expect(backgroundExpiryDue == [
+            .run([.runExpirationHandlers], generation: 0)
+        ])
+        let beginExpirationHandlers = machine.beginExpirationHandlers(generation: 0)
+        #expect(beginExpirationHandlers.isEmpty)
+    }
+
+    @Test func workOfAnEarlierLaunchIsIgnored() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now)
+        _ = try machine.beginBackgroundTask(expirationHandler: 1)
+        _ = machine.endAtOnce(reason: .processExited)
+        _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now + .seconds(5))
+        #expect(machine.generation == 1)
+        let before = machine.publishedStates
+        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
+        #expect(finishEnteringBackground.isEmpty)
+        let suspendIfIdle = machine.suspendIfIdle(generation: 0)
+        #expect(suspendIfIdle.isEmpty)
+        let beginCallback = machine.beginCallback(.didEnterBackground, generation: 0)
+        #expect(beginCallback.isEmpty)
+        let terminateNow = machine.terminateNow(reason: .deadline, generation: 0)
+        #expect(terminateNow.isEmpty)
+        let released = machine.release(SuspensionHold(generation: 0))
+        #expect(released.isEmpty)
+        let backgroundExpiryDue = machine.backgroundExpiryDue(.end(since: now, generation: 0, extensionsLeft: 0), now: now, runLoopRunsATurn: false)
+        #expect(backgroundExpiryDue.isEmpty)
+        let beginExpirationHandlers = machine.beginExpirationHandlers(generation: 0)
+        #expect(beginExpirationHandlers.isEmpty)
+        #expect(machine.state == .background)
+        #expect(machine.backgroundEntriesUnderWay == 1)
+        #expect(machine.publishedStates == before)
+    }
+}
