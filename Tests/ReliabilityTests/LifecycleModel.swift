@@ -46,176 +46,277 @@ struct StepOutcome: Hashable, Sendable {
     var task: Int?
 }
 
-/// A small reference model of the lifecycle, written from the design rather than from `App`: the
-/// states, callbacks (and the state each reads, as UIKit's `applicationState`), events, background
-/// tasks and time, and coalesced notifications each step should give. The contract of issue 16:
+/// The model of the lifecycle: the real ``LifecycleStateMachine``, one per app, stepped on one
+/// thread, its actions carried out at once by a stand-in for the app (``AppModel``) that plays the
+/// harness's delegate and observer and keeps the notification queue. The model and the code that
+/// runs are one thing (issue 23): what the model test checks is that real apps, with their locks,
+/// run loops, timers and outboxes, do exactly what their machine decides, step by step. The
+/// contract of issue 16 it carries (checked by the machine's own tests and the contract tests):
 /// - inside each callback the state reads as UIKit reports it, the system's state aside;
 /// - background time is one budget per stay in the background, counting from entering it, shared
 ///   by every task and not counting in the foreground (the apps' limit is too long to run out);
 /// - nothing moves an app out of its termination: in `willTerminate` a new task is refused and
 ///   ending the last one does not suspend the app, and what it posts is never delivered.
 struct LifecycleModel {
+    /// The machine of the model's apps: their expiration handlers never run (their background time
+    /// outlasts any run), so they are nothing.
+    typealias Machine = LifecycleStateMachine<Void>
+
+    /// What a model app emits during a step.
+    struct Recording {
+        var events: [LifecycleEvent] = []
+        var log: [String] = []
+    }
+
+    /// One app: its machine, and what carrying out its actions holds, as `App` and its
+    /// notification registry hold it.
     struct AppModel {
-        var state = AppState.notRunning
-        var openTasks: [Int] = []
-        var nextTask = 1
+        /// What happens to a notification posted now, as the machine's actions set it.
+        enum Mode {
+            case delivering
+            case queueing
+            case dropping
+        }
+
+        var machine: Machine
+        var mode = Mode.dropping
         /// Notifications queued while suspended: name, exact net delta, posts.
         var pending: [(name: Int, delta: Int128, posts: Int)] = []
-        /// The stay in the background whose time is counting, and the number of stays so far.
-        var stay: Int?
-        var stays = 0
+        /// Notifications posted for delivery whose turn on the run loop has not come: the app's
+        /// own posts from a callback run after the callbacks queued before them.
+        var inFlight: [(name: Int, delta: Int)] = []
+        /// The task identifiers the machine issued, by number, as the harness keeps them.
+        var tasks: [Int: BackgroundTaskIdentifier] = [:]
+        /// The stays in the background seen so far, numbered from 1 by when they began.
+        var stays: [ContinuousClock.Instant: Int] = [:]
+
+        /// Carries out `actions` at once, in order, as the app does; its run loop's steps too,
+        /// since the harness waits for them.
+        mutating func perform(_ actions: [Machine.Action], _ recording: inout Recording) {
+            for action in actions {
+                switch action {
+                case .publishStates:
+                    break
+                case .report(let event):
+                    recording.events.append(event)
+                case .run(let steps, let generation):
+                    run(steps, generation: generation, &recording)
+                case .openNotifications:
+                    mode = .delivering
+                case .suspendNotifications:
+                    mode = .queueing
+                    for posted in inFlight { queue(name: posted.name, delta: posted.delta) }
+                    inFlight = []
+                case .queueNotification(let notification):
+                    preconditionFailure("the model delivers its queue while running, never \(notification) while suspended")
+                case .resumeNotifications(let before, let after, let generation):
+                    mode = .delivering
+                    let queued = pending
+                    pending = []
+                    run(before, generation: generation, &recording)
+                    for notification in queued where machine.generation == generation {
+                        deliver(name: notification.name, delta: Int(clamping: notification.delta), posts: notification.posts, &recording)
+                    }
+                    run(after, generation: generation, &recording)
+                case .closeNotifications:
+                    mode = .dropping
+                    pending = []
+                    inFlight = []
+                case .armBackgroundExpiry, .cancelBackgroundExpiry:
+                    // The harness's background time (an hour) never runs out in a run.
+                    break
+                case .queueRelease:
+                    if machine.takePendingRelease() { recording.events.append(.released(app: machine.app)) }
+                }
+            }
+        }
+
+        /// Runs `steps` while the app is in `generation`, as its run loop does.
+        private mutating func run(_ steps: [LifecycleStep], generation: Int, _ recording: inout Recording) {
+            for step in steps {
+                guard machine.generation == generation else { break }
+                switch step {
+                case .makeDelegate:
+                    break
+                case .callback(let callback):
+                    call(callback, generation: generation, &recording)
+                case .deliver(let notification):
+                    preconditionFailure("the model delivers its own queue, not \(notification)")
+                case .finishEnteringBackground:
+                    perform(machine.finishEnteringBackground(generation: generation), &recording)
+                case .suspendIfIdle:
+                    perform(machine.suspendIfIdle(generation: generation), &recording)
+                case .terminate(let reason):
+                    perform(machine.terminateNow(reason: reason, generation: generation), &recording)
+                case .releaseAfterTermination:
+                    recording.events.append(.released(app: machine.app))
+                case .runExpirationHandlers:
+                    // The harness's background time (an hour) never runs out in a run.
+                    break
+                }
+            }
+        }
+
+        /// Calls `callback` as the harness's delegate (`ModelDelegate`) answers it.
+        private mutating func call(_ callback: LifecycleCallback, generation: Int, _ recording: inout Recording) {
+            perform(machine.beginCallback(callback, generation: generation), &recording)
+            recording.events.append(.callback(app: machine.app, callback))
+            recording.log.append("\(callback) \(machine.callbackState ?? machine.state)")
+            if callback == .willTerminate {
+                // The delegate asks for a task, ends every open one and posts a notification to
+                // itself.
+                if case let (_, actions)? = try? machine.beginBackgroundTask(expirationHandler: ()) {
+                    perform(actions, &recording)
+                    recording.log.append("beginBackgroundTask began")
+                } else {
+                    recording.log.append("beginBackgroundTask refused")
+                }
+                let open = machine.backgroundTasks.keys.sorted { $0.rawValue < $1.rawValue }
+                for task in open {
+                    if case let (_, actions)? = try? machine.endBackgroundTask(task) { perform(actions, &recording) }
+                }
+                recording.log.append("ended \(open.count), still \(machine.state)")
+                post(name: 9, delta: 1)
+            }
+            perform(machine.endCallback(), &recording)
+        }
+
+        /// Posts a notification: delivered once its turn comes, queued while suspended, or dropped.
+        mutating func post(name: Int, delta: Int) {
+            switch mode {
+            case .delivering: inFlight.append((name, delta))
+            case .queueing: queue(name: name, delta: delta)
+            case .dropping: break
+            }
+        }
+
+        /// Delivers the notifications posted for delivery, their turn on the run loop come.
+        mutating func deliverInFlight(_ recording: inout Recording) {
+            let posted = inFlight
+            inFlight = []
+            for notification in posted {
+                deliver(name: notification.name, delta: notification.delta, posts: 1, &recording)
+            }
+        }
+
+        /// Delivers a notification to the app's observer if the app runs code, holding off its
+        /// suspension meanwhile.
+        private mutating func deliver(name: Int, delta: Int, posts: Int, _ recording: inout Recording) {
+            let (hold, actions) = machine.holdSuspension(orQueue: nil)
+            perform(actions, &recording)
+            guard let hold else { return }
+            recording.events.append(.delivered(app: machine.app, LifecycleModel.notificationName(name)))
+            recording.log.append(LifecycleModel.notificationLine(name: name, delta: delta, posts: posts))
+            perform(machine.release(hold), &recording)
+        }
+
+        /// A memory warning to a running app: its delegate, then its observer, its suspension held.
+        mutating func receiveMemoryWarning(_ recording: inout Recording) {
+            guard machine.state.isRunning else { return }
+            let (held, actions) = machine.holdSuspension(orQueue: nil)
+            perform(actions, &recording)
+            guard let hold = held else { return }
+            recording.events.append(.callback(app: machine.app, .didReceiveMemoryWarning))
+            recording.log.append("\(LifecycleCallback.didReceiveMemoryWarning) \(machine.state)")
+            recording.events.append(.delivered(app: machine.app, .didReceiveMemoryWarning))
+            recording.log.append("notification \(AppNotification.Name.didReceiveMemoryWarning)")
+            perform(machine.release(hold), &recording)
+        }
+
+        /// Queues (and coalesces) a notification for the app's return.
+        private mutating func queue(name: Int, delta: Int) {
+            if let queued = pending.firstIndex(where: { $0.name == name }) {
+                pending[queued].delta += Int128(delta)
+                pending[queued].posts += 1
+            } else {
+                pending.append((name, Int128(delta), 1))
+            }
+        }
+
+        /// The number of the stay in the background whose time is counting now, or nil.
+        mutating func stay() -> Int? {
+            guard let since = machine.backgroundSince else { return nil }
+            if let stay = stays[since] { return stay }
+            stays[since] = stays.count + 1
+            return stays.count
+        }
     }
 
     let identifiers: [AppIdentifier]
     private(set) var apps: [AppModel]
+    /// The time the model hands its machines: a second later at each step, so that each stay in
+    /// the background begins at a time of its own.
+    private var now = ContinuousClock.now
 
     init(identifiers: [AppIdentifier]) {
         self.identifiers = identifiers
-        apps = Array(repeating: AppModel(), count: identifiers.count)
+        apps = identifiers.map { identifier in
+            AppModel(machine: Machine(
+                app: identifier, taskIssuer: BackgroundTaskIdentifier.newIssuer(),
+                backgroundTaskTimeLimit: LifecycleHarness.configuration.backgroundTaskTimeLimit, keepsRunningInBackground: false
+            ))
+        }
     }
 
     /// The outcome `operation` should have, and the model moved past it.
     mutating func apply(_ operation: LifecycleOperation) -> StepOutcome {
-        var outcome = StepOutcome(
-            states: [], events: Array(repeating: [], count: apps.count), logs: Array(repeating: [], count: apps.count),
-            stays: []
-        )
-        func move(_ index: Int, to next: AppState) {
-            outcome.events[index].append(.stateChanged(app: identifiers[index], from: apps[index].state, to: next))
-            switch next {
-            case .background:
-                // A new stay in the background: its time counts from here.
-                apps[index].stays += 1
-                apps[index].stay = apps[index].stays
-            case .suspended:
-                break
-            case .notRunning, .inactive, .active:
-                apps[index].stay = nil
+        now += .seconds(1)
+        var recordings = Array(repeating: Recording(), count: apps.count)
+        var error: MemoryPressureError?
+        var task: Int?
+        /// Makes a transition of app `index`'s machine and carries out its actions.
+        func transition(_ index: Int, _ body: (inout Machine) throws(MemoryPressureError) -> [Machine.Action]) {
+            do throws(MemoryPressureError) {
+                let actions = try body(&apps[index].machine)
+                apps[index].perform(actions, &recordings[index])
+            } catch let caught {
+                error = caught
             }
-            apps[index].state = next
         }
-        /// Delivers a notification to the app's observer, which logs `line`.
-        func deliver(_ index: Int, _ name: AppNotification.Name, logging line: String) {
-            outcome.events[index].append(.delivered(app: identifiers[index], name))
-            outcome.logs[index].append(line)
-        }
-        /// Calls `callback`, which reads `reads` as the app's state.
-        func call(_ index: Int, _ callback: LifecycleCallback, reads: AppState) {
-            outcome.events[index].append(.callback(app: identifiers[index], callback))
-            outcome.logs[index].append("\(callback) \(reads)")
-        }
-        func refuse(_ index: Int, _ transition: LifecycleTransition, accepted: [AppState]) -> Bool {
-            guard !accepted.contains(apps[index].state) else { return false }
-            outcome.error = .invalidTransition(
-                app: identifiers[index], transition: transition, from: apps[index].state, accepted: accepted
-            )
-            return true
-        }
-        func suspendIfIdle(_ index: Int) {
-            if apps[index].openTasks.isEmpty { move(index, to: .suspended) }
-        }
-
+        let now = now
         switch operation {
         case .launch(let index, let inBackground):
-            guard !refuse(index, .launch, accepted: [.notRunning]) else { break }
-            move(index, to: .inactive)
-            if inBackground {
-                move(index, to: .background)
-                call(index, .willFinishLaunching, reads: .background)
-                call(index, .didFinishLaunching, reads: .background)
-                call(index, .didEnterBackground, reads: .background)
-                suspendIfIdle(index)
-            } else {
-                move(index, to: .active)
-                call(index, .willFinishLaunching, reads: .inactive)
-                call(index, .didFinishLaunching, reads: .inactive)
-                call(index, .didBecomeActive, reads: .active)
-            }
+            let options = LaunchOptions(reason: inBackground ? .backgroundEvent("fetch") : .user)
+            transition(index) { machine throws(MemoryPressureError) in try machine.launch(options: options, now: now) }
         case .deactivate(let index):
-            guard !refuse(index, .deactivate, accepted: [.active]) else { break }
-            move(index, to: .inactive)
-            call(index, .willResignActive, reads: .active)
+            transition(index) { machine throws(MemoryPressureError) in try machine.deactivate() }
         case .activate(let index):
-            guard !refuse(index, .activate, accepted: [.inactive]) else { break }
-            move(index, to: .active)
-            call(index, .didBecomeActive, reads: .active)
+            transition(index) { machine throws(MemoryPressureError) in try machine.activate() }
         case .enterBackground(let index):
-            guard !refuse(index, .enterBackground, accepted: [.active, .inactive]) else { break }
-            let wasActive = apps[index].state == .active
-            if wasActive { move(index, to: .inactive) }
-            move(index, to: .background)
-            if wasActive { call(index, .willResignActive, reads: .active) }
-            call(index, .didEnterBackground, reads: .background)
-            suspendIfIdle(index)
+            transition(index) { machine throws(MemoryPressureError) in try machine.enterBackground(now: now) }
         case .enterForeground(let index):
-            guard !refuse(index, .enterForeground, accepted: [.background, .suspended]) else { break }
-            move(index, to: .inactive)
-            move(index, to: .active)
-            call(index, .willEnterForeground, reads: .background)
-            for queued in apps[index].pending {
-                deliver(
-                    index, Self.notificationName(queued.name),
-                    logging: Self.notificationLine(name: queued.name, delta: Int(clamping: queued.delta), posts: queued.posts)
-                )
-            }
-            apps[index].pending = []
-            call(index, .didBecomeActive, reads: .active)
+            transition(index) { machine throws(MemoryPressureError) in try machine.enterForeground() }
         case .suspend(let index):
-            guard !refuse(index, .suspend, accepted: [.background]) else { break }
-            if !apps[index].openTasks.isEmpty {
-                outcome.error = .backgroundTasksOpen(app: identifiers[index], count: apps[index].openTasks.count)
-            } else {
-                move(index, to: .suspended)
-            }
+            transition(index) { machine throws(MemoryPressureError) in try machine.suspend() }
         case .terminate(let index):
-            guard !refuse(index, .terminate, accepted: [.inactive, .active, .background, .suspended]) else { break }
-            let from = apps[index].state
-            if from != .suspended {
-                // The harness's willTerminate asks for a task, ends every open one and posts a
-                // notification to itself: refused, still in its state, never delivered.
-                call(index, .willTerminate, reads: from)
-                outcome.logs[index] += ["beginBackgroundTask refused", "ended \(apps[index].openTasks.count), still \(from)"]
+            transition(index) { machine throws(MemoryPressureError) in
+                try machine.terminate(reason: .explicit, from: [.inactive, .active, .background, .suspended])
             }
-            move(index, to: .notRunning)
-            outcome.events[index].append(.terminated(app: identifiers[index], reason: .explicit, state: from))
-            outcome.events[index].append(.released(app: identifiers[index]))
-            apps[index].openTasks = []
-            apps[index].pending = []
         case .beginBackgroundTask(let index):
-            guard !refuse(index, .beginBackgroundTask, accepted: [.inactive, .active, .background]) else { break }
-            outcome.task = apps[index].nextTask
-            apps[index].openTasks.append(apps[index].nextTask)
-            apps[index].nextTask += 1
+            transition(index) { machine throws(MemoryPressureError) in
+                let (identifier, actions) = try machine.beginBackgroundTask(expirationHandler: ())
+                task = identifier.rawValue
+                return actions
+            }
+            if let task { apps[index].tasks[task] = BackgroundTaskIdentifier(rawValue: task, issuer: apps[index].machine.taskIssuer) }
         case .endBackgroundTask(let index, let task):
-            guard let position = apps[index].openTasks.firstIndex(of: task) else {
-                outcome.error = .unknownBackgroundTask(app: identifiers[index], BackgroundTaskIdentifier(rawValue: task))
-                break
-            }
-            apps[index].openTasks.remove(at: position)
-            if apps[index].state == .background { suspendIfIdle(index) }
+            let identifier = apps[index].tasks[task] ?? BackgroundTaskIdentifier(rawValue: task)
+            transition(index) { machine throws(MemoryPressureError) in try machine.endBackgroundTask(identifier).1 }
         case .post(let index, let name, let delta):
-            switch apps[index].state {
-            case .inactive, .active, .background:
-                deliver(index, Self.notificationName(name), logging: Self.notificationLine(name: name, delta: delta, posts: 1))
-            case .suspended:
-                if let queued = apps[index].pending.firstIndex(where: { $0.name == name }) {
-                    apps[index].pending[queued].delta += Int128(delta)
-                    apps[index].pending[queued].posts += 1
-                } else {
-                    apps[index].pending.append((name, Int128(delta), 1))
-                }
-            case .notRunning:
-                break
-            }
+            apps[index].post(name: name, delta: delta)
         case .memoryWarning:
-            for index in apps.indices where apps[index].state.isRunning {
-                call(index, .didReceiveMemoryWarning, reads: apps[index].state)
-                deliver(index, .didReceiveMemoryWarning, logging: "notification \(AppNotification.Name.didReceiveMemoryWarning)")
-            }
+            for index in apps.indices { apps[index].receiveMemoryWarning(&recordings[index]) }
         }
-        outcome.states = apps.map(\.state)
-        outcome.stays = apps.map(\.stay)
-        return outcome
+        // What was posted for delivery during the step has had its turn once the step is over.
+        for index in apps.indices { apps[index].deliverInFlight(&recordings[index]) }
+        return StepOutcome(
+            states: apps.map { $0.machine.callbackState ?? $0.machine.state },
+            events: recordings.map(\.events),
+            logs: recordings.map(\.log),
+            stays: apps.indices.map { apps[$0].stay() },
+            error: error,
+            task: task
+        )
     }
 
     static func notificationName(_ name: Int) -> AppNotification.Name {
@@ -230,14 +331,15 @@ struct LifecycleModel {
     func nextOperation(using random: inout some RandomNumberGenerator) -> LifecycleOperation {
         if Int.random(in: 0..<20, using: &random) == 0 { return .memoryWarning }
         let index = Int.random(in: 0..<apps.count, using: &random)
-        let app = apps[index]
+        let machine = apps[index].machine
+        let openTasks = machine.backgroundTasks.keys.map(\.rawValue).sorted()
         let roll = Int.random(in: 0..<100, using: &random)
-        if roll < 8 { return Self.anyOperation(app: index, model: app, using: &random) }
+        if roll < 8 { return Self.anyOperation(app: index, nextTask: machine.nextBackgroundTask, using: &random) }
         if roll < 20 { return .post(app: index, name: Int.random(in: 0..<3, using: &random), delta: Self.delta(using: &random)) }
-        if roll < 28, !app.openTasks.isEmpty {
-            return .endBackgroundTask(app: index, task: app.openTasks.randomElement(using: &random)!)
+        if roll < 28, !openTasks.isEmpty {
+            return .endBackgroundTask(app: index, task: openTasks.randomElement(using: &random)!)
         }
-        let choices: [LifecycleOperation] = switch app.state {
+        let choices: [LifecycleOperation] = switch machine.state {
         case .notRunning: [.launch(app: index, inBackground: false), .launch(app: index, inBackground: true)]
         case .active: [.deactivate(app: index), .enterBackground(app: index), .beginBackgroundTask(app: index), .terminate(app: index)]
         case .inactive: [.activate(app: index), .enterBackground(app: index), .beginBackgroundTask(app: index), .terminate(app: index)]
@@ -247,7 +349,7 @@ struct LifecycleModel {
         return choices.randomElement(using: &random)!
     }
 
-    private static func anyOperation(app index: Int, model: AppModel, using random: inout some RandomNumberGenerator) -> LifecycleOperation {
+    private static func anyOperation(app index: Int, nextTask: Int, using random: inout some RandomNumberGenerator) -> LifecycleOperation {
         switch Int.random(in: 0..<9, using: &random) {
         case 0: .launch(app: index, inBackground: Bool.random(using: &random))
         case 1: .deactivate(app: index)
@@ -257,7 +359,7 @@ struct LifecycleModel {
         case 5: .suspend(app: index)
         case 6: .terminate(app: index)
         case 7: .beginBackgroundTask(app: index)
-        default: .endBackgroundTask(app: index, task: Int.random(in: 0...model.nextTask, using: &random))
+        default: .endBackgroundTask(app: index, task: Int.random(in: 0...nextTask, using: &random))
         }
     }
 

@@ -5,9 +5,11 @@ import Testing
 
 /// Seeded random sequences of launches (foreground and background), interruptions, backgrounding,
 /// background tasks begun and ended, suspensions, returns, terminations, notifications and memory
-/// warnings, applied to real apps and to `LifecycleModel`. After every step each app's state, the
-/// lifecycle events it emitted, what its delegate and observer saw, and the step's error or task
-/// must match. A failure names the seed and the shortest failing prefix that replays.
+/// warnings, applied to real apps and to `LifecycleModel`, which steps the apps' own lifecycle state
+/// machine on one thread. After every step each app's state, the lifecycle events it emitted, what
+/// its delegate and observer saw, and the step's error or task must match: the apps, with their
+/// locks, run loops and outboxes, do what their machine decides. A failure names the seed and the
+/// shortest failing prefix that replays.
 ///
 /// A run allocates and frees steadily for seconds, which moves the process's resident bytes: it
 /// runs alone among the tests that measure them.
