@@ -48,7 +48,7 @@ extension App {
     ) throws(MemoryPressureError) -> BackgroundTaskIdentifier {
         try withRecord { record throws(MemoryPressureError) in
             let (task, actions) = try record.machine.beginBackgroundTask(expirationHandler: expirationHandler)
-            perform(actions, on: &record)
+            carryOut(actions, on: &record)
             return task
         }
     }
@@ -66,7 +66,7 @@ extension App {
         // reference to anything, whose deinitializer may use the app.
         _ = try withRecord { record throws(MemoryPressureError) in
             let (handler, actions) = try record.machine.endBackgroundTask(task)
-            perform(actions, on: &record)
+            carryOut(actions, on: &record)
             return handler
         }
     }

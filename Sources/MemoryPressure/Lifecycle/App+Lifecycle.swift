@@ -12,12 +12,12 @@ extension App {
     /// Runs `change` on the lifecycle under the record's lock and carries out the actions it
     /// returns there; its events are delivered once the lock is released.
     nonisolated func update(_ change: (inout Lifecycle) -> [Lifecycle.Action]) {
-        withRecord { record in perform(change(&record.machine), on: &record) }
+        withRecord { record in carryOut(change(&record.machine), on: &record) }
     }
 
     /// Carries out the lifecycle's `actions`, in order, under the record's lock. Steps queued on the
     /// run loop resolve `completion`, a transition's, once they have run.
-    nonisolated func perform(_ actions: [Lifecycle.Action], on record: inout LifecycleRecord, completion: Completion<AppState>? = nil) {
+    nonisolated func carryOut(_ actions: [Lifecycle.Action], on record: inout LifecycleRecord, completion: Completion<AppState>? = nil) {
         for action in actions {
             switch action {
             case .publishStates(let word):
@@ -71,7 +71,7 @@ extension App {
     private nonisolated func backgroundExpiryDue(_ step: Lifecycle.BackgroundExpiryStep) {
         withRecordFromTimer { record in
             let actions = record.machine.backgroundExpiryDue(step, now: .now, runLoopRunsATurn: runLoop.isRunningATurn)
-            perform(actions, on: &record)
+            carryOut(actions, on: &record)
         }
     }
 }

@@ -15,14 +15,14 @@ import Synchronization
 /// and never race one another. The run loops share a bounded pool of threads (`RunLoopPool`): an
 /// app whose callback blocks holds one of them, and the pool grows past it, up to its bound.
 ///
-/// The lifecycle (state, background tasks, termination) is a value, a ``LifecycleStateMachine``,
+/// The lifecycle (state, background tasks, termination) is a value, a `LifecycleStateMachine`,
 /// beside the actor in a mutex: its transitions return the actions that carry them out, which the
 /// app carries out under the lock (see `App+Lifecycle.swift`). So the system can validate a
 /// transition at once (a typed error changes nothing) and terminate an app whose run loop is
-/// blocked by a callback overrunning its deadline. Swift cannot pre-empt that
-/// callback: termination marks the app not running, cancels its timers, drops its observers and
-/// queued work, and releases its view controllers once its run loop has drained. The state is also
-/// published outside the mutex, so reading it never waits.
+/// blocked by a callback overrunning its deadline. Swift cannot pre-empt that callback: termination
+/// marks the app not running, cancels its timers, drops its observers and queued work, and releases
+/// its view controllers once its run loop has drained. The state is also published outside the
+/// mutex, so reading it never waits.
 ///
 /// No code of a suspended app runs: observers, memory warnings and expiration handlers check, as
 /// they begin, that the app runs code, and hold its suspension off until they return; so does a
@@ -316,7 +316,7 @@ public actor App {
         // gets, however late its task resumes (a later deadline may have moved the app by then).
         let completion = Completion<AppState>()
         try withRecord { record throws(MemoryPressureError) in
-            perform(try decide(&record.machine), on: &record, completion: completion)
+            carryOut(try decide(&record.machine), on: &record, completion: completion)
         }
         let state = await completion.value
         await eventsDelivered()
@@ -407,7 +407,7 @@ public actor App {
     nonisolated func holdSuspension(orQueue notification: AppNotification? = nil) -> SuspensionHold? {
         withRecord { record in
             let (hold, actions) = record.machine.holdSuspension(orQueue: notification)
-            perform(actions, on: &record)
+            carryOut(actions, on: &record)
             return hold
         }
     }
@@ -422,7 +422,7 @@ public actor App {
     nonisolated func terminateNow(reason: TerminationReason, generation: Int, fromTimer: Bool = false) {
         guard fromTimer else { return update { $0.terminateNow(reason: reason, generation: generation) } }
         withRecordFromTimer { record in
-            perform(record.machine.terminateNow(reason: reason, generation: generation), on: &record)
+            carryOut(record.machine.terminateNow(reason: reason, generation: generation), on: &record)
         }
     }
 
