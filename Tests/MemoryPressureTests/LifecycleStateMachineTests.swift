@@ -55,14 +55,14 @@ import Testing
         #expect(machine.backgroundSince == now)
         #expect(machine.backgroundTimeRemaining(at: now + .seconds(10)) == .seconds(20))
         // The launch callbacks read `background` throughout.
-        let beginCallback = machine.beginCallback(.willFinishLaunching, generation: 0)
-        #expect(beginCallback == [
+        let reading = machine.beginCallback(.willFinishLaunching, generation: 0)
+        #expect(reading == [
             .publishStates(PublishedStates.word(state: .background, callbackState: .background))
         ])
-        let endCallback = machine.endCallback()
-        #expect(endCallback == [.publishStates(PublishedStates.word(state: .background, callbackState: nil))])
-        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
-        #expect(finishEnteringBackground == moved(.background, .suspended) + [.suspendNotifications])
+        let readingDone = machine.endCallback()
+        #expect(readingDone == [.publishStates(PublishedStates.word(state: .background, callbackState: nil))])
+        let entered = machine.finishEnteringBackground(generation: 0)
+        #expect(entered == moved(.background, .suspended) + [.suspendNotifications])
         #expect(machine.state == .suspended)
     }
 
@@ -133,17 +133,17 @@ import Testing
         #expect(steps.first == .releaseAfterTermination)
         #expect(machine.launchOptions.previousTermination == .explicit)
         #expect(machine.terminationReason == nil)
-        let takePendingRelease = machine.takePendingRelease()
-        #expect(!takePendingRelease)
+        let releaseTaken = machine.takePendingRelease()
+        #expect(!releaseTaken)
     }
 
     @Test func aTerminationReleasesItsObjectsOnceWhenNoRelaunchTookThem() throws {
         var machine = try suspendedMachine()
         _ = try machine.terminate(reason: .systemPressure, from: [.suspended])
-        let takePendingRelease = machine.takePendingRelease()
-        #expect(takePendingRelease)
-        let takePendingRelease2 = machine.takePendingRelease()
-        #expect(!takePendingRelease2)
+        let releaseTaken = machine.takePendingRelease()
+        #expect(releaseTaken)
+        let releaseTakenAgain = machine.takePendingRelease()
+        #expect(!releaseTakenAgain)
         let relaunch = try machine.launch(options: LaunchOptions(), now: now)
         #expect(relaunch.last == .run(
             [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching), .callback(.didBecomeActive)], generation: 1
@@ -156,8 +156,8 @@ import Testing
         let (hold, queue) = machine.holdSuspension(orQueue: notification)
         #expect(hold == nil)
         #expect(queue == [.queueNotification(notification)])
-        let enterForeground = try machine.enterForeground()
-        #expect(enterForeground == moved(.suspended, .inactive) + moved(.inactive, .active) + [
+        let returned = try machine.enterForeground()
+        #expect(returned == moved(.suspended, .inactive) + moved(.inactive, .active) + [
             .resumeNotifications(before: [.callback(.willEnterForeground)], after: [.callback(.didBecomeActive)], generation: 0)
         ])
     }
@@ -169,8 +169,8 @@ import Testing
         let (held, none) = machine.holdSuspension(orQueue: nil)
         let hold = try #require(held)
         #expect(none.isEmpty)
-        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
-        #expect(finishEnteringBackground.isEmpty)
+        let entered = machine.finishEnteringBackground(generation: 0)
+        #expect(entered.isEmpty)
         #expect(machine.state == .background)
         let released = machine.release(hold)
         #expect(released == moved(.background, .suspended) + [.suspendNotifications])
@@ -179,8 +179,8 @@ import Testing
     @Test func anAppThatKeepsRunningInTheBackgroundNeverSuspendsByItself() throws {
         var machine = makeMachine(keepsRunningInBackground: true)
         _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now)
-        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
-        #expect(finishEnteringBackground.isEmpty)
+        let entered = machine.finishEnteringBackground(generation: 0)
+        #expect(entered.isEmpty)
         #expect(machine.state == .background)
     }
 
@@ -207,19 +207,19 @@ import Testing
         let entered = try machine.enterBackground(now: now)
         let warn = Machine.BackgroundExpiryStep.warn(since: now, generation: 0)
         #expect(entered.contains(.armBackgroundExpiry(at: now + limit - .seconds(1), warn)))
-        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
-        #expect(finishEnteringBackground.isEmpty)
+        let finished = machine.finishEnteringBackground(generation: 0)
+        #expect(finished.isEmpty)
         #expect(machine.state == .background)
 
         let end = Machine.BackgroundExpiryStep.end(since: now, generation: 0, extensionsLeft: 10)
-        let backgroundExpiryDue = machine.backgroundExpiryDue(warn, now: now + .seconds(29), runLoopRunsATurn: false)
-        #expect(backgroundExpiryDue == [
+        let warned = machine.backgroundExpiryDue(warn, now: now + .seconds(29), runLoopRunsATurn: false)
+        #expect(warned == [
             .run([.runExpirationHandlers], generation: 0), .armBackgroundExpiry(at: now + limit, end),
         ])
         // The handlers have not had their turn and the run loop waits for a worker: another wait.
         let later = now + limit + .seconds(1)
-        let backgroundExpiryDue2 = machine.backgroundExpiryDue(end, now: now + limit, runLoopRunsATurn: false)
-        #expect(backgroundExpiryDue2 == [
+        let extended = machine.backgroundExpiryDue(end, now: now + limit, runLoopRunsATurn: false)
+        #expect(extended == [
             .armBackgroundExpiry(at: later, .end(since: now, generation: 0, extensionsLeft: 9))
         ])
         let handlers = machine.beginExpirationHandlers(generation: 0)
@@ -250,12 +250,12 @@ import Testing
         #expect(back.contains(.cancelBackgroundExpiry))
         #expect(machine.backgroundTimeRemaining(at: now) == nil)
         // A warning already on its way runs the handlers (they check for themselves), arms nothing.
-        let backgroundExpiryDue = machine.backgroundExpiryDue(.warn(since: now, generation: 0), now: now, runLoopRunsATurn: false)
-        #expect(backgroundExpiryDue == [
+        let warned = machine.backgroundExpiryDue(.warn(since: now, generation: 0), now: now, runLoopRunsATurn: false)
+        #expect(warned == [
             .run([.runExpirationHandlers], generation: 0)
         ])
-        let beginExpirationHandlers = machine.beginExpirationHandlers(generation: 0)
-        #expect(beginExpirationHandlers.isEmpty)
+        let handlers = machine.beginExpirationHandlers(generation: 0)
+        #expect(handlers.isEmpty)
     }
 
     @Test func workOfAnEarlierLaunchIsIgnored() throws {
@@ -266,20 +266,20 @@ import Testing
         _ = try machine.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")), now: now + .seconds(5))
         #expect(machine.generation == 1)
         let before = machine.publishedStates
-        let finishEnteringBackground = machine.finishEnteringBackground(generation: 0)
-        #expect(finishEnteringBackground.isEmpty)
-        let suspendIfIdle = machine.suspendIfIdle(generation: 0)
-        #expect(suspendIfIdle.isEmpty)
-        let beginCallback = machine.beginCallback(.didEnterBackground, generation: 0)
-        #expect(beginCallback.isEmpty)
-        let terminateNow = machine.terminateNow(reason: .deadline, generation: 0)
-        #expect(terminateNow.isEmpty)
+        let entered = machine.finishEnteringBackground(generation: 0)
+        #expect(entered.isEmpty)
+        let suspended = machine.suspendIfIdle(generation: 0)
+        #expect(suspended.isEmpty)
+        let reading = machine.beginCallback(.didEnterBackground, generation: 0)
+        #expect(reading.isEmpty)
+        let terminated = machine.terminateNow(reason: .deadline, generation: 0)
+        #expect(terminated.isEmpty)
         let released = machine.release(SuspensionHold(generation: 0))
         #expect(released.isEmpty)
-        let backgroundExpiryDue = machine.backgroundExpiryDue(.end(since: now, generation: 0, extensionsLeft: 0), now: now, runLoopRunsATurn: false)
-        #expect(backgroundExpiryDue.isEmpty)
-        let beginExpirationHandlers = machine.beginExpirationHandlers(generation: 0)
-        #expect(beginExpirationHandlers.isEmpty)
+        let ended = machine.backgroundExpiryDue(.end(since: now, generation: 0, extensionsLeft: 0), now: now, runLoopRunsATurn: false)
+        #expect(ended.isEmpty)
+        let handlers = machine.beginExpirationHandlers(generation: 0)
+        #expect(handlers.isEmpty)
         #expect(machine.state == .background)
         #expect(machine.backgroundEntriesUnderWay == 1)
         #expect(machine.publishedStates == before)
