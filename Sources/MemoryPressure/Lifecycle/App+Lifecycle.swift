@@ -1,9 +1,12 @@
 // How an app carries out its lifecycle's actions: the machine (``LifecycleStateMachine``) decides
 // under the record's lock and returns actions; one interpreter carries them out there, in order.
 // Nothing it does runs the app's code or emits an event: events and dropped code wait in the
-// outbox for delivery once the lock is released (`App+Events.swift`). Under the record's lock it
-// takes, briefly, the notification registry's, the deadline timers' and the run-loop pool's locks,
-// and a completion's, in that order of nesting and never the other way.
+// outbox for delivery once the lock is released (`App+Events.swift`).
+//
+// The lock order: the record's lock first; under it, briefly, the notification registry's (and,
+// under that, the run-loop pool's, as a return queues the held notifications), the deadline
+// timers', the run-loop pool's and a completion's. None of those is held while the record's lock
+// is taken.
 
 extension App {
     /// The app's lifecycle: a background task's expiration handler runs isolated to the app.
