@@ -18,14 +18,15 @@ extension App {
     }
 
     /// As ``withRecord(_:)``, for the deadline timers' thread: the events `body` adds are delivered
-    /// from a task, so that no observer, and no bookkeeping waiting for a lock a user's code holds
-    /// (a cache's, during a discard callback), holds up the process's other deadlines.
+    /// on a worker of the run-loop pool, not on the app's run loop (the callback overrunning its
+    /// deadline blocks it), so that no observer, and no bookkeeping waiting for a lock a user's
+    /// code holds (a cache's, during a discard callback), holds up the process's other deadlines.
     nonisolated func withRecordFromTimer<Result: Sendable>(_ body: (inout LifecycleRecord) -> Result) -> Result {
         let (result, delivers) = record.withLock { record in
             let result = body(&record)
             return (result, record.outbox.claimDelivery())
         }
-        if delivers { Task { self.deliverEvents() } }
+        if delivers { RunLoopPool.shared.run { self.deliverEvents() } }
         return result
     }
 

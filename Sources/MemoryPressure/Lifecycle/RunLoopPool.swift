@@ -105,6 +105,14 @@ final class RunLoopPool: Sendable {
     /// How many workers there are now.
     var workerCount: Int { state.withLock { $0.workers.count } }
 
+    /// Runs `work` once on a worker, in a run loop of its own: for the system's deliveries that
+    /// must wait neither behind an app's run loop, which its callback may block, nor on the
+    /// thread that decided them (the deadline timers'). A `work` that blocks holds its worker as a
+    /// blocked callback does, and the pool grows past it.
+    func run(_ work: @escaping @Sendable () -> Void) {
+        AppRunLoop(pool: self).perform(work)
+    }
+
     /// Puts `runLoop`, which has work and is on no worker nor the ready queue, on the ready queue.
     func schedule(_ runLoop: AppRunLoop) {
         let startsWatching = state.withLock { state in
