@@ -2,12 +2,13 @@ import Logging
 import Synchronization
 import SystemPackage
 
-// The path of data, in five lines:
-// 1. The monitor's thread samples (statm, jemalloc, cgroup, PSI) and publishes on `monitor.events`.
-// 2. `run()` posts those events to the ladder's mailbox (every announcement, the latest sample).
-// 3. The ladder purges through the registry, warns apps on their run loops, and terminates through
-//    the Terminator, whose one call returns once the app's run loop has let go of its memory.
-// 4. Everything reclamation does lands in the journal, which keeps it and publishes it on `events`.
+// The path of data, in six lines:
+// 1. The monitor's thread samples between waits in one epoll set and publishes `monitor.events`.
+// 2. `run()` posts them to the ladder's mailbox (every announcement, the latest sample).
+// 3. The ladder, on the reclamation thread, purges, warns apps on their run loops and terminates
+//    through the Terminator, whose one call returns the termination's record.
+// 4. Each app's `LifecycleStateMachine` decides under the app's lock and returns actions.
+// 5. The journal keeps what reclamation did and publishes it on `events`.
 //
 // Locks. No user code and no call-out runs under a lock of ours. An app's changes are made under its
 // record's lock and return their effects in its outbox (App+Events.swift), delivered in order once
@@ -16,6 +17,23 @@ import SystemPackage
 // nesting starts at an app's record lock, taken first; under it, briefly: its notification
 // registry's (and under that, to queue a resumed app's steps, the run-loop pool's), the deadline
 // timers', the run-loop pool's, a completion's. Every other lock is taken alone.
+//
+// Concurrency, six mechanisms and three devices, each for a reason:
+// - `Mutex`: every shared state, held briefly, never across user code.
+// - `Atomic`: what hot paths read without a lock (app states, heap and footprint counts).
+// - The system's threads (`PosixThread`): the monitor's loop (epoll), the deadline timers (one heap,
+//   `poll` on a wake pipe), the reclamation executor, the process watches; each sleeps in the kernel
+//   (a descriptor, or `ThreadCondition`), off the cooperative pool, so that a saturated service
+//   still reclaims. The deadlines keep their own thread: the monitor's runs the service's observers
+//   and sample sources, which must not hold up an app's deadline (DeadlinesBesideTheMonitorTests).
+// - The run-loop pool: each app's serial executor, on a bounded pool of workers that grows past
+//   blocked callbacks; an admission waiting for room sleeps on a condition the samples signal.
+// - `AsyncStream`, for the public streams.
+// - Structured concurrency: task groups in `run()` and `shutDown()`, continuations (`Completion`)
+//   where a thread's event resumes an async caller.
+// The devices, each on one measured path: a thread-local charge stock (`ChargeStock`'s pthread key)
+// and an unretained heap core (`Unmanaged`) keep `HeapBuffer` near `malloc`'s cost; a crossing
+// allocation's `sched_yield` lets the woken monitor run first on kernels without preemption.
 
 /// The conductor: owns the pressure monitor, the apps, the purge registry, the state archive and
 /// the reclamation ladder, and gives memory back when the footprint runs over the budget.
