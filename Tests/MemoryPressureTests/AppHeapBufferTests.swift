@@ -102,9 +102,9 @@ struct AppHeapBufferTests {
         #expect(error?.code == .heapClosed)
         #expect(heap.allocatedBytes == 2000)
         buffers.removeLast(9)
-        #expect(!heap.isDestroyed)
+        #expect(!heap.core.isFinished)
         buffers.removeAll()
-        #expect(heap.isDestroyed)
+        #expect(heap.core.isFinished)
         #expect(heap.allocatedBytes == 0)
     }
 

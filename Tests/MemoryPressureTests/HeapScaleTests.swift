@@ -29,10 +29,10 @@ struct HeapScaleTests {
 
         for app in apps {
             let heap = try #require(registry.removeApp(app))
-            #expect(!heap.isDestroyed)
+            #expect(!heap.core.isFinished)
             for bytes in raw.removeValue(forKey: app)! { heap.deallocate(bytes) }
             buffers[app] = nil
-            #expect(heap.isDestroyed)
+            #expect(heap.core.isFinished)
             #expect(heap.allocatedBytes == 0)
         }
         #expect(registry.owners.isEmpty)
@@ -45,7 +45,7 @@ struct HeapScaleTests {
         let neighbourBuffers = try neighbours.map { try residentBuffers(in: $0, totalBytes: 2 * mebibyte) }
         let returned = try Self.bytesReturnedAtOnce(by: .test("pooled"), in: registry, holding: 64 * mebibyte)
         #expect(returned >= 64 * mebibyte * 9 / 10, "returned \(returned) bytes of 64 MiB")
-        #expect(neighbours.allSatisfy { $0.allocatedBytes == 2 * mebibyte && !$0.isDestroyed })
+        #expect(neighbours.allSatisfy { $0.allocatedBytes == 2 * mebibyte && !$0.core.isFinished })
         withExtendedLifetime(neighbourBuffers) {}
     }
 
@@ -67,9 +67,9 @@ struct HeapScaleTests {
         #expect(registry.footprint(of: .test("growing")).heapBytes == 9 * mebibyte)
 
         registry.removeApp(.test("growing"))
-        #expect(!heap.isDestroyed)
+        #expect(!heap.core.isFinished)
         buffers.removeAll()
-        #expect(heap.isDestroyed)
+        #expect(heap.core.isFinished)
         #expect(try ownArena.isInitialized == false)
     }
 
@@ -99,7 +99,7 @@ struct HeapScaleTests {
         #expect(error?.code == .heapClosed)
         kept.storeBytes(of: 7, as: Int.self)
         heap.deallocate(kept)
-        #expect(heap.isDestroyed)
+        #expect(heap.core.isFinished)
     }
 
     @Test func rawAllocationsAreAdmittedAgainstTheHardLimit() async throws {
@@ -125,7 +125,7 @@ struct HeapScaleTests {
         let withBuffers = try residentBytes()
         let heap = try #require(registry.removeApp(app))
         buffers.removeAll()
-        #expect(heap.isDestroyed)
+        #expect(heap.core.isFinished)
         return withBuffers - (try residentBytes())
     }
 }

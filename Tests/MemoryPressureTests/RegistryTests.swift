@@ -118,13 +118,13 @@ struct RegistryTests {
         var buffer: HeapBuffer? = try heap.allocate(byteCount: 2 * Self.mebibyte)
         #expect(registry.owners == [app])
         #expect(registry.removeApp(app) === heap)
-        #expect(heap.isDestroyed == false)
+        #expect(heap.core.isFinished == false)
         #expect(registry.owners.isEmpty)
         #expect(try heap.arena.isInitialized)
         #expect(buffer?.byteCount == 2 * Self.mebibyte)
         buffer = nil
         #expect(try heap.arena.isInitialized == false)
-        #expect(heap.isDestroyed)
+        #expect(heap.core.isFinished)
         #expect(registry.removeApp(app) == nil)
     }
 }

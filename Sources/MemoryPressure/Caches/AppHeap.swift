@@ -154,10 +154,6 @@ public final class AppHeap: Sendable {
     package func close() -> Bool {
         core.close()
     }
-
-    /// Whether the heap is finished: closed and empty, its own arena destroyed, its pool arena's
-    /// free pages returned.
-    package var isDestroyed: Bool { core.isFinished }
 }
 
 extension AppHeap {
@@ -235,7 +231,8 @@ extension AppHeap {
         /// The heap's bytes.
         var allocatedBytes: Int { state.load(ordering: .relaxed) & Self.bytesMask }
 
-        /// Whether the heap is finished.
+        /// Whether the heap is finished: closed and empty, its own arena destroyed, its pool arena's
+        /// free pages returned.
         var isFinished: Bool { finished.load(ordering: .acquiring) }
 
         // MARK: Admission

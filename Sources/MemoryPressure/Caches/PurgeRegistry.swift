@@ -39,14 +39,10 @@ package final class PurgeRegistry: Sendable {
     /// The process apps, whose processes count in their footprints, when a memory system has them.
     private let processes: ProcessApps?
 
-    /// An empty registry whose heaps belong to no memory system's account.
-    package convenience init(heapArenas: HeapArenaPolicy = .standard) {
-        self.init(account: nil, budgetBytes: 0, heapArenas: heapArenas)
-    }
-
-    /// An empty registry whose heaps admit their allocations through `account`, when given, whose
-    /// caches sized by the budget take `budgetBytes`, and whose footprints count `processes`.
-    init(account: FootprintAccount?, budgetBytes: Int, heapArenas: HeapArenaPolicy = .standard, processes: ProcessApps? = nil) {
+    /// An empty registry whose heaps admit their allocations through `account`, when given (none:
+    /// they belong to no memory system's account), whose caches sized by the budget take
+    /// `budgetBytes`, and whose footprints count `processes`.
+    init(account: FootprintAccount? = nil, budgetBytes: Int = 0, heapArenas: HeapArenaPolicy = .standard, processes: ProcessApps? = nil) {
         self.processes = processes
         self.account = account
         self.budgetBytes = Atomic(budgetBytes)
