@@ -12,105 +12,87 @@ import Testing
 /// require an app's deadline to end the app meanwhile: an order of events, not a time.
 @Suite(.timeLimit(.minutes(5)))
 struct DeadlinesBesideTheMonitorTests {
-    /// Waits, off the cooperative pool, for `semaphore`.
-    static func wait(for semaphore: DispatchSemaphore) async {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                semaphore.wait()
-                continuation.resume()
-            }
-        }
-    }
+    /// Runs `system`, waits until `hold` holds its monitor's thread, and requires an app that
+    /// overruns its `didEnterBackground` deadline to be ended by it before the hold is let go.
+    static func expectADeadlineEndsAnApp(in system: MemorySystem, whileHeldBy hold: MonitorThreadHold) async throws {
+        let running = Task { try await system.run() }
+        await hold.waitUntilHeld()
 
-    /// Registers an app whose `didEnterBackground` waits for `gate`, and sends it to the
-    /// background: its deadline ends it. Returns the state and reason its transition saw.
-    static func overrunBackgroundDeadline(in system: MemorySystem, gate: DispatchSemaphore) async throws -> (AppState, TerminationReason?) {
+        let gate = DispatchSemaphore(value: 0)
         let app = try system.register(.test("overruns"), configuration: .quick) {
             let delegate = RecordingDelegate()
             delegate.onDidEnterBackground = { _ in gate.wait() }
             return delegate
         }
         try await app.launch()
-        let state = try await app.enterBackground()
-        return (state, app.terminationReason)
+        #expect(try await app.enterBackground() == .notRunning)
+        #expect(app.terminationReason == .deadline)
+        // The deadline ended the app while the monitor's thread was still in the service's code.
+        let returnedFirst = hold.hasReturned
+        #expect(!returnedFirst)
+
+        hold.letGo()
+        gate.signal()
+        running.cancel()
+        _ = try? await running.value
     }
 
     @Test func aMonitorObserverThatBlocksHoldsUpNoAppDeadline() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33, logger: silentLogger))
-        let blocked = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let observerReturned = Atomic<Bool>(false)
-        let first = Atomic<Bool>(true)
-        let token = system.monitor.events.observe { _ in
-            guard first.exchange(false, ordering: .relaxed) else { return }
-            blocked.signal()
-            _ = release.wait(timeout: .now() + .seconds(Int(generousDeadline.components.seconds)))
-            observerReturned.store(true, ordering: .relaxed)
-        }
-        let running = Task { try await system.run() }
-        await Self.wait(for: blocked)
-
-        let gate = DispatchSemaphore(value: 0)
-        let (state, reason) = try await Self.overrunBackgroundDeadline(in: system, gate: gate)
-        #expect(state == .notRunning)
-        #expect(reason == .deadline)
-        // The deadline ended the app while the monitor's thread was still in the observer.
-        let returnedFirst = observerReturned.load(ordering: .relaxed)
-        #expect(!returnedFirst)
-
-        release.signal()
-        gate.signal()
-        running.cancel()
-        _ = try? await running.value
+        let hold = MonitorThreadHold()
+        let token = system.monitor.events.observe { _ in hold.holdTheFirstTime() }
+        try await Self.expectADeadlineEndsAnApp(in: system, whileHeldBy: hold)
         token.cancel()
     }
 
     @Test func aSampleSourceThatBlocksHoldsUpNoAppDeadline() async throws {
-        let blocked = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let source = BlockingSampleSource(blocked: blocked, release: release)
+        let hold = MonitorThreadHold()
         var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33, logger: silentLogger)
-        configuration.monitor.sources.append(source)
-        let system = try MemorySystem(configuration: configuration)
-        let running = Task { try await system.run() }
-        await Self.wait(for: blocked)
-
-        let gate = DispatchSemaphore(value: 0)
-        let (state, reason) = try await Self.overrunBackgroundDeadline(in: system, gate: gate)
-        #expect(state == .notRunning)
-        #expect(reason == .deadline)
-        let returnedFirst = source.hasReturned
-        #expect(!returnedFirst)
-
-        release.signal()
-        gate.signal()
-        running.cancel()
-        _ = try? await running.value
+        configuration.monitor.sources.append(HoldingSampleSource(hold: hold))
+        try await Self.expectADeadlineEndsAnApp(in: try MemorySystem(configuration: configuration), whileHeldBy: hold)
     }
 }
 
-/// A service's own sample source whose first reading blocks until released.
-final class BlockingSampleSource: MemorySampleSource {
-    let blocked: DispatchSemaphore
-    let release: DispatchSemaphore
-    private let returned = Atomic<Bool>(false)
+/// Holds the thread that calls it the first time, until let go (or `generousDeadline` passes).
+final class MonitorThreadHold: Sendable {
+    private let held = DispatchSemaphore(value: 0)
+    private let release = DispatchSemaphore(value: 0)
     private let first = Atomic<Bool>(true)
+    private let returned = Atomic<Bool>(false)
 
-    init(blocked: DispatchSemaphore, release: DispatchSemaphore) {
-        self.blocked = blocked
-        self.release = release
+    func holdTheFirstTime() {
+        guard first.exchange(false, ordering: .relaxed) else { return }
+        held.signal()
+        _ = release.wait(timeout: .now() + .seconds(Int(generousDeadline.components.seconds)))
+        returned.store(true, ordering: .relaxed)
     }
 
-    /// Whether the blocked reading has returned.
-    var hasReturned: Bool { returned.load(ordering: .relaxed) }
+    /// Returns once a thread is held, waiting off the cooperative pool.
+    func waitUntilHeld() async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                self.held.wait()
+                continuation.resume()
+            }
+        }
+    }
 
-    var name: String { "blocking" }
+    func letGo() {
+        release.signal()
+    }
+
+    /// Whether the held thread has returned.
+    var hasReturned: Bool { returned.load(ordering: .relaxed) }
+}
+
+/// A service's own sample source whose first reading is held.
+struct HoldingSampleSource: MemorySampleSource {
+    let hold: MonitorThreadHold
+
+    var name: String { "holding" }
     var depth: SampleDepth { .cheap }
 
     func read(into sample: inout MemorySample) throws {
-        guard first.exchange(false, ordering: .relaxed) else { return }
-        blocked.signal()
-        _ = release.wait(timeout: .now() + .seconds(Int(generousDeadline.components.seconds)))
-        returned.store(true, ordering: .relaxed)
+        hold.holdTheFirstTime()
     }
 }
