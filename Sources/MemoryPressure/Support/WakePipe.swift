@@ -50,12 +50,16 @@ final class WakePipe: Sendable {
     }
 
     /// The `poll` timeout that reaches `deadline`: whole milliseconds, rounded up so that a wait
-    /// never ends early; -1 (no limit) for nil.
+    /// never ends early; -1 (no limit) for nil. A deadline further than `Int32.max` milliseconds
+    /// (about 24.8 days) gives `Int32.max`: the caller wakes then and waits again.
     static func milliseconds(until deadline: ContinuousClock.Instant?) -> Int32 {
         guard let deadline else { return -1 }
         let remaining = deadline - .now
         guard remaining > .zero else { return 0 }
         let (seconds, attoseconds) = remaining.components
+        // A deadline a configured interval of `Duration.seconds(Int64.max)` away overflowed the
+        // product (a trap on the monitor's thread): every interval above zero is accepted.
+        guard seconds < Int64(Int32.max) / 1_000 else { return .max }
         let milliseconds = seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: milliseconds)
     }

@@ -1,0 +1,42 @@
+import MemoryPressure
+import MemoryPressureTestKit
+import Testing
+
+/// A third round of the public API misused, beyond `PublicAPIMisuseTests`,
+/// `PublicAPIMisuseRound2Tests`, `MisuseTests` and `ProcessAppMisuseTests`: settings and costs at
+/// the edges of `Int` and `Duration` that the library's own arithmetic must survive, a cache that
+/// outlives its app, and a raw deallocation of nothing. Each ends in the documented behaviour; none
+/// traps or leaves a figure that disagrees with what is held.
+@Suite struct PublicAPIMisuseRound3Tests {
+    static func system(_ adjust: (inout MemorySystem.Configuration) -> Void = { _ in }) throws -> MemorySystem {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+        configuration.logger = silentLogger
+        configuration.monitor.logger = silentLogger
+        adjust(&configuration)
+        return try MemorySystem(configuration: configuration)
+    }
+
+    // MARK: The monitor's interval
+
+    @Test(arguments: [Duration.seconds(Int64.max), .seconds(Int64.max / 1000 + 1)])
+    func aSamplingIntervalTooLongToWaitInOnePollIsWaitedForNotATrap(interval: Duration) async throws {
+        // Any interval above zero is accepted. With nothing else to wake the monitor (no limit
+        // checks, no working-set reads), its wait for the next sample was the interval in
+        // milliseconds, whose product overflowed on the monitor's thread right after the first
+        // sample: the process trapped.
+        let system = try Self.system { configuration in
+            configuration.monitor.interval = interval
+            configuration.monitor.limitCheckInterval = nil
+            configuration.monitor.controlGroupWorkingSet = .never
+        }
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+            // Long enough for the thread to be in its wait when the run is cancelled.
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // The cancellation woke the waiting thread and the run ended; the system runs again.
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+        }
+    }
+}
