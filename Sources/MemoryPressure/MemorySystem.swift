@@ -247,8 +247,9 @@ public final class MemorySystem: Sendable {
 
     /// Registers `cache` to be purged with its owner: per its category when the owning app enters
     /// the background and under pressure. A cache whose owner is not a hosted app (a service's own
-    /// cache, owned by ``AppIdentifier/service``) is purged per its category at every raised level.
-    /// This is the one way to register a cache; it stays registered while its owner keeps it.
+    /// cache, owned by ``AppIdentifier/service``), or is a hosted app that is not running, is purged
+    /// per its category at every raised level. This is the one way to register a cache; it stays
+    /// registered while something keeps it, across its owner's terminations and relaunches.
     /// Registering it again does nothing: it is counted in its owner's footprint and purged once.
     ///
     /// - Parameter cache: A ``PurgeableCache``, or any ``Purgeable``.

@@ -39,4 +39,37 @@ import Testing
             #expect(await eventually { system.monitor.latestSample != nil })
         }
     }
+
+    // MARK: A cache that outlives its app
+
+    @Test func aCacheKeptPastItsAppsTerminationIsStillCountedAndPurgedAndTheRecordSaysItWasNotReturned() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("kept-cache")) { IdleDelegate() }
+        // The service keeps the cache (a tenant's responses, say), not the app's delegate.
+        let cache = try PurgeableCache<Int, Int>(name: "kept", owner: app.identifier, category: .images)
+        system.register(cache)
+        try cache.setValue(1, forKey: 1, cost: 1000)
+        #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000)
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+            try await app.launch()
+            try await app.terminate(reason: .explicit)
+            #expect(await eventually { system.terminations.contains { $0.app == app.identifier } })
+            // The termination forgot the cache: its record said its 1000 bytes came back, while the
+            // cache still held them, and the app's footprint dropped them.
+            let record = try #require(system.terminations.last { $0.app == app.identifier })
+            #expect(record.footprintBytes == 1000)
+            #expect(record.returnedBytes == 0, "the cache still holds its cost: \(record)")
+            #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == cache.totalCost)
+            // Relaunched, the app's cache is counted, and purged when it enters the background
+            // (images are emptied then): it was neither.
+            try await app.launch()
+            try cache.setValue(2, forKey: 2, cost: 1000)
+            #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 2000)
+            try await app.enterBackground()
+            #expect(await eventually { cache.count == 0 })
+            #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 0)
+            try await app.terminate(reason: .explicit)
+        }
+    }
 }

@@ -195,18 +195,45 @@ package final class PurgeRegistry: Sendable {
         return report
     }
 
-    /// Forgets `app`'s caches and stores and closes its heap, which returns its pages now if nothing
-    /// in it is alive, or when the last allocation is freed. Returns the closed heap, so the bytes
-    /// still alive in it can be watched, or nil when the app had none. A later ``heap(for:)`` makes
-    /// the app a new heap.
+    /// Closes `app`'s heap and forgets it and the app's hard limit: the heap returns its pages now
+    /// if nothing in it is alive, or when the last allocation is freed. Returns the closed heap, so
+    /// the bytes still alive in it can be watched, or nil when the app had none. A later
+    /// ``heap(for:)`` makes the app a new heap.
+    ///
+    /// The app's caches and stores stay registered while something keeps them (they are held
+    /// weakly): those its code held go with it (``pruneReleased(_:)`` drops them once it has let
+    /// go), and one kept elsewhere, past the app's termination, is still counted in its footprint
+    /// and purged, as ``MemorySystem/register(_:)`` says. (They were forgotten: such a cache was
+    /// neither counted nor purged again, after a relaunch too, and the termination's record counted
+    /// its cost as returned.)
     @discardableResult
     package func removeApp(_ app: AppIdentifier) -> AppHeap? {
-        let heap = apps.withLock { apps in
+        let heap = apps.withLock { apps -> AppHeap? in
             defer { apps.shrinkIfSparse() }
-            return apps.removeValue(forKey: app)?.heap
+            guard var entries = apps.removeValue(forKey: app) else { return nil }
+            entries.prune()
+            if !entries.caches.isEmpty || !entries.stores.isEmpty {
+                apps[app] = AppEntries(caches: entries.caches, stores: entries.stores)
+            }
+            return entries.heap
         }
         heap?.close()
         return heap
+    }
+
+    /// Drops `app`'s caches and stores that are gone, and its entry when nothing is left in it:
+    /// called once a terminated app has let go of its memory, so that a terminated app costs
+    /// nothing here unless something outside it keeps its caches or stores.
+    func pruneReleased(_ app: AppIdentifier) {
+        apps.withLock { apps in
+            guard var entries = apps.removeValue(forKey: app) else { return }
+            entries.prune()
+            if entries.heap != nil || entries.hardLimit != nil || !entries.caches.isEmpty || !entries.stores.isEmpty {
+                apps[app] = entries
+            } else {
+                apps.shrinkIfSparse()
+            }
+        }
     }
 }
 

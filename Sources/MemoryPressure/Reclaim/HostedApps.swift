@@ -94,9 +94,13 @@ final class HostedApps: Sendable {
         index.withLock { Array($0.apps.values) }
     }
 
-    /// `owners` less the hosted apps, in no particular order.
-    func notHosted(_ owners: Set<AppIdentifier>) -> [AppIdentifier] {
-        index.withLock { index in owners.filter { index.apps[$0] == nil } }
+    /// `owners` less the hosted apps that are running or suspended, in no particular order: the
+    /// owners that are not hosted apps (a service's own caches), and the terminated apps whose
+    /// caches or stores something outside them keeps.
+    func notInUse(_ owners: Set<AppIdentifier>) -> [AppIdentifier] {
+        index.withLock { index in
+            owners.filter { owner in index.apps[owner] == nil || !index.byState.values.contains { $0[owner] != nil } }
+        }
     }
 
     /// The limits `identifier` was registered with, or nil when it is not hosted.

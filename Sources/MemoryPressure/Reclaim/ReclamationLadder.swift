@@ -247,7 +247,8 @@ struct ReclamationLadder {
     static let purgeThreads = min(max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))), 4)
 
     /// Purges the caches and stores of suspended and background apps (every app's at critical), and
-    /// those of owners that are not hosted apps (a service's own caches), then returns freed pages
+    /// those of owners that are not hosted apps (a service's own caches) or are not running (a
+    /// terminated app's caches kept by others), then returns freed pages
     /// to the operating system, every arena at once, on ``purgeThreads`` threads.
     private func purge(for level: PressureLevel, into run: inout LadderRun, logLevel: Logger.Level) {
         let clock = ContinuousClock()
@@ -260,7 +261,7 @@ struct ReclamationLadder {
         // (eviction handlers, discard callbacks); the others' caches are purged without a call.
         let held = chosen.compactMap { app in app.holdSuspension().map { (app: app, hold: $0) } }
         let quiet = Set(chosen.map(\.identifier)).subtracting(held.map(\.app.identifier))
-        let targets = chosen.map(\.identifier) + apps.notHosted(registry.owners)
+        let targets = chosen.map(\.identifier) + apps.notInUse(registry.owners)
         // The freed pages all go back in the one purge below, spread over the cores, rather than
         // a third of them on this thread as the frees coalesce runs of 8 MiB.
         var report = Jemalloc.deferringEagerPurges {

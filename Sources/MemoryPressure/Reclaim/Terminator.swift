@@ -146,7 +146,11 @@ final class Terminator: Sendable {
             return state.draining.removeValue(forKey: identifier)
         }
         guard let draining else { return }
-        let remaining = draining.heap?.allocatedBytes ?? 0
+        // What the app still holds: its closed heap's live bytes, and the declared cost of its caches
+        // that something outside the app keeps (they stay registered, and count in its footprint).
+        registry.pruneReleased(identifier)
+        let remaining = (draining.heap?.allocatedBytes ?? 0)
+            .addingClamped(registry.footprint(of: identifier).declaredBytesOutsideHeap)
         let record = TerminationRecord(
             app: identifier, state: draining.state, footprintBytes: draining.footprintBytes,
             reason: draining.reason, returnedBytes: max(0, draining.footprintBytes - remaining),
