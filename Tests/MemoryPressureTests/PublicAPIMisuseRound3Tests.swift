@@ -72,4 +72,35 @@ import Testing
             try await app.terminate(reason: .explicit)
         }
     }
+
+    // MARK: Costs that add up past Int.max
+
+    @Test func aPurgeOfCachesWhoseCostsAddUpPastIntMaxReportsIntMax() async throws {
+        let system = try Self.system()
+        let app = try system.register(.test("huge-costs")) { IdleDelegate() }
+        // Each cost is accepted and each cache's total is clamped to Int.max; the purge report's
+        // sum of two trapped, on the reclamation thread or in any observer that read it.
+        let caches = try (0..<2).map { index in
+            let cache = try PurgeableCache<Int, Int>(name: "huge \(index)", owner: app.identifier, category: .images)
+            try cache.setValue(index, forKey: index, cost: .max)
+            system.register(cache)
+            return cache
+        }
+        let reports = SharedLog<PurgeReport>()
+        let observation = system.events.observe { event in
+            if case .purge(let report, _) = event { reports.append(report) }
+        }
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+            try await app.launch()
+            try await app.enterBackground()
+            #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
+        }
+        withExtendedLifetime(observation) {}
+        let report = try #require(reports.all.first { $0.entries.contains { $0.app == app.identifier } })
+        #expect(report.entries.map(\.releasedBytes) == [.max, .max])
+        #expect(report.releasedBytes == .max)
+        #expect(report.description.contains("released"))
+        #expect(caches.allSatisfy { $0.count == 0 })
+    }
 }

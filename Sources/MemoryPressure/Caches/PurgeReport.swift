@@ -40,12 +40,13 @@ public struct PurgeReport: Sendable {
     /// Arena purges jemalloc refused; the bytes were freed but their pages may linger until decay.
     package var arenaPurgeFailures: [JemallocError] = []
 
-    /// The bytes released across all entries.
-    public var releasedBytes: Int { entries.reduce(0) { $0 + $1.releasedBytes } }
+    /// The bytes released across all entries; `Int.max` when the sum is larger (declared costs
+    /// may each be as large as `Int.max`; the sum trapped).
+    public var releasedBytes: Int { entries.reduce(0) { $0.addingClamped($1.releasedBytes) } }
 
-    /// The bytes released by `app`'s caches and stores.
+    /// The bytes released by `app`'s caches and stores; `Int.max` when the sum is larger.
     package func releasedBytes(of app: AppIdentifier) -> Int {
-        entries.lazy.filter { $0.app == app }.reduce(0) { $0 + $1.releasedBytes }
+        entries.lazy.filter { $0.app == app }.reduce(0) { $0.addingClamped($1.releasedBytes) }
     }
 }
 

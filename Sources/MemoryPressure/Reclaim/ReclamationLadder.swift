@@ -326,7 +326,7 @@ struct ReclamationLadder {
         var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
         while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
-            returned += record?.returnedBytes ?? 0
+            returned = returned.addingClamped(record?.returnedBytes ?? 0)
             // An app that moved on (to the foreground, say) since it was ranked is left alone.
             guard record != nil || victim.systemState == .notRunning else { continue }
             terminated.append(victim.identifier)
