@@ -103,4 +103,19 @@ import Testing
         #expect(report.description.contains("released"))
         #expect(caches.allSatisfy { $0.count == 0 })
     }
+
+    // MARK: Raw heap bytes
+
+    @Test func deallocatingAnEmptyBufferDoesNothing() throws {
+        let system = try Self.system()
+        let heap = try system.heap(for: .test("empty-deallocation"))
+        let bytes = try heap.allocateBytes(byteCount: 64)
+        #expect(heap.allocatedBytes == 64)
+        // A placeholder that was never replaced, freed as Swift's own `deallocate()` frees it:
+        // the heap trapped ("deallocate(_:) of bytes with no address").
+        heap.deallocate(UnsafeMutableRawBufferPointer(start: nil, count: 0))
+        #expect(heap.allocatedBytes == 64)
+        heap.deallocate(bytes)
+        #expect(heap.allocatedBytes == 0)
+    }
 }

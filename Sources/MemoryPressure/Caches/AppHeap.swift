@@ -104,12 +104,15 @@ public final class AppHeap: Sendable {
     }
 
     /// Frees bytes that ``allocateBytes(byteCount:zeroed:)`` of this heap returned, and lowers the
-    /// heap's count by their size.
+    /// heap's count by their size. Bytes with no address (an empty buffer, such as a placeholder
+    /// never replaced) are ignored, as `UnsafeMutableRawBufferPointer.deallocate()` and `free(NULL)`
+    /// ignore them.
     ///
     /// - Parameter bytes: The bytes, exactly as returned; after this call they must not be used.
     @inline(__always)
     public func deallocate(_ bytes: UnsafeMutableRawBufferPointer) {
-        guard let base = bytes.baseAddress else { preconditionFailure("deallocate(_:) of bytes with no address") }
+        // An empty buffer trapped here, where Swift's own `deallocate()` does nothing.
+        guard let base = bytes.baseAddress else { return }
         core.free(base, byteCount: bytes.count, in: nil)
     }
 
