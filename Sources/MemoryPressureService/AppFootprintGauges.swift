@@ -32,11 +32,13 @@ final class AppFootprintGauges: Sendable {
     }
 
     /// Records `footprints`: the largest apps (ties by identifier) with some footprint each on its
-    /// own gauge, the rest summed.
+    /// own gauge, the rest summed (`Int.max` when the sum is larger).
     func update(with footprints: [(app: AppIdentifier, bytes: Int)], at time: ContinuousClock.Instant) {
         let ranked = footprints.filter { $0.bytes > 0 }.sorted { $0.bytes != $1.bytes ? $0.bytes > $1.bytes : $0.app < $1.app }
         let largest = ranked.prefix(maximumLabels)
-        let othersBytes = ranked.dropFirst(maximumLabels).reduce(0) { $0 + $1.bytes }
+        // Clamped, as each footprint is: the declared costs of a few apps' caches can pass `Int.max`
+        // together, and the sum trapped on the monitor's thread.
+        let othersBytes = ranked.dropFirst(maximumLabels).reduce(0) { $0.addingClamped($1.bytes) }
         let dropped = state.withLock { state in
             state.lastUpdate = time
             var kept: [AppIdentifier: Gauge] = [:]
