@@ -1,3 +1,4 @@
+import Logging
 import MemoryPressure
 import MemoryPressureTestKit
 import Testing
@@ -117,5 +118,46 @@ import Testing
         #expect(heap.allocatedBytes == 64)
         heap.deallocate(bytes)
         #expect(heap.allocatedBytes == 0)
+    }
+
+    // MARK: A sample source's figures
+
+    /// A source that reports `bytes` resident, whatever the process holds.
+    struct FixedSource: MemorySampleSource {
+        let bytes: Int
+        var name: String { "fixed \(bytes)" }
+        var depth: SampleDepth { .cheap }
+
+        func read(into sample: inout MemorySample) throws {
+            sample.residentBytes = bytes
+        }
+    }
+
+    @Test(arguments: [Int.max, Int.min, -1, (1 << 56) + 1])
+    func aSampleSourcesFigureOutsideAnyMachinesMemoryIsUnknownAndLoggedNotATrap(bytes: Int) async throws {
+        let (logger, log) = recordingLogger()
+        let system = try Self.system { configuration in
+            configuration.monitor.sources = [FixedSource(bytes: bytes)]
+            configuration.monitor.logger = logger
+        }
+        let heap = try system.heap(for: .test("figures"))
+        try await system.running {
+            #expect(await eventually { system.monitor.latestSample != nil })
+            // Int.max resident bytes overflowed this allocation's admission (a trap on the
+            // allocating thread); Int.min overflowed the next sample's sums once heap bytes were
+            // resident; -1 made a negative footprint.
+            let buffer = try heap.allocate(byteCount: 1 << 20)
+            #expect(heap.allocatedBytes == 1 << 20)
+            let sampled = system.monitor.latestSample?.time
+            #expect(await eventually { system.monitor.latestSample?.time != sampled })
+            withExtendedLifetime(buffer) {}
+        }
+        // The source's figure is unknown, as a failed source's are, and its failure logged once.
+        let sample = try #require(system.monitor.latestSample)
+        #expect(sample.residentBytes == nil)
+        #expect(sample.footprintBytes == nil)
+        let lines = log.messages(atLeast: .notice).filter { $0.contains("fixed \(bytes)") }
+        #expect(lines.count == 1, "\(lines)")
+        #expect(lines.first?.contains("residentBytes to \(bytes), out of range; expected 0 to 72057594037927936 bytes") == true, "\(lines)")
     }
 }

@@ -31,4 +31,14 @@ extension MemoryPressureError {
         let errno = error as? Errno ?? .ioError
         return errno == .noSuchFileOrDirectory ? kernelFileMissing(path) : kernelFileUnreadable(path, errno: errno)
     }
+
+    /// A sample source set `figure` to `bytes`, outside 0 through `maximum`: its figures are left
+    /// unknown for that sample.
+    static func sampleFigureOutOfRange(source: String, figure: String, bytes: Int, maximum: Int) -> Self {
+        Self(
+            .measurementFailed,
+            "memory source \(source.debugDescription) set \(figure) to \(bytes), out of range; "
+                + "expected 0 to \(maximum) bytes, or nil when unknown"
+        )
+    }
 }

@@ -22,6 +22,9 @@ public protocol MemorySampleSource: Sendable {
     ///
     /// The monitor logs a source's first failure once and leaves its figures unknown (nil); a
     /// source that throws ``MemoryPressureError/Code/measurementUnavailable`` is not read again.
+    /// Byte figures lie in 0 through 2^56 (more than any machine's memory): a source that sets one
+    /// outside that range fails the same way, with ``MemoryPressureError/Code/measurementFailed``,
+    /// and its figures are unknown for that sample.
     ///
     /// - Parameter sample: The sample being taken; the source sets its own figures in it.
     /// - Throws: Any error, when the figures cannot be read now. A ``MemoryPressureError`` with the

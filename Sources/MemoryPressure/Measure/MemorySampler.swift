@@ -42,8 +42,16 @@ import Logging
         let heaps = account?.snapshot()
         for (index, source) in sources.enumerated() where !retired.contains(index) {
             if depth == .cheap, source.depth == .full { continue }
+            let unread = sample
             do {
                 try source.read(into: &sample)
+                if let (figure, bytes) = sample.figureOutOfRange {
+                    // The figures of a source (a custom one) outside any machine's memory are
+                    // unknown: `Int.max` resident bytes overflowed the heaps' admission (a trap on
+                    // the allocating thread), and `Int.min` the sample's own sums.
+                    sample = unread
+                    throw MemoryPressureError.sampleFigureOutOfRange(source: source.name, figure: figure, bytes: bytes, maximum: MemorySample.mostBytes)
+                }
             } catch {
                 report(source.name, error)
                 if let error = error as? MemoryPressureError, error.code == .measurementUnavailable {
@@ -65,8 +73,30 @@ import Logging
         return sample
     }
 
+    /// Logs `error`, the first failure of the source `name`.
     private mutating func report(_ name: String, _ error: any Error) {
         guard reported.insert(name).inserted else { return }
         logger.notice("memory figure unknown, \(name): \(error)")
+    }
+}
+
+extension MemorySample {
+    /// The most bytes a figure of a sample may give, 2^56 (64 PiB): more than any machine's memory,
+    /// and small enough that the sums of figures the monitor and the heaps' admission make never
+    /// overflow.
+    static let mostBytes = 1 << 56
+
+    /// The first byte figure a source may set that lies outside 0 through ``mostBytes``, with its
+    /// name; nil when every one is unknown or in range.
+    var figureOutOfRange: (figure: String, bytes: Int)? {
+        func outside(_ bytes: Int?) -> Bool { bytes.map { !(0...Self.mostBytes).contains($0) } ?? false }
+        if outside(residentBytes) { return ("residentBytes", residentBytes!) }
+        if outside(cgroupCurrentBytes) { return ("cgroupCurrentBytes", cgroupCurrentBytes!) }
+        if outside(cgroupWorkingSetBytes) { return ("cgroupWorkingSetBytes", cgroupWorkingSetBytes!) }
+        if outside(jemalloc?.resident) { return ("jemalloc.resident", jemalloc!.resident) }
+        if outside(heapBytes) { return ("heapBytes", heapBytes!) }
+        if outside(processAppBytes) { return ("processAppBytes", processAppBytes!) }
+        if outside(controlGroupExcessBytes) { return ("controlGroupExcessBytes", controlGroupExcessBytes) }
+        return nil
     }
 }
