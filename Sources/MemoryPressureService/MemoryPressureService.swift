@@ -29,7 +29,9 @@ public struct MemoryPressureService: Service, CustomStringConvertible {
     }
 
     /// Runs the system until graceful shutdown or cancellation, then shuts it down. Throws when the
-    /// pressure monitor cannot start (after shutting the apps down all the same).
+    /// pressure monitor cannot start (after shutting the apps down all the same), or, leaving the
+    /// apps alone, ``MemoryPressureError/Code/alreadyRunning`` when the system runs already (in
+    /// another service, or this one run twice): that run goes on, and shuts its apps down itself.
     public func run() async throws {
         let system = system
         let recorder = metrics.map { MemoryMetrics(system: system, configuration: $0) }
@@ -39,6 +41,10 @@ public struct MemoryPressureService: Service, CustomStringConvertible {
         ])
         do {
             try await cancelWhenGracefulShutdown { try await system.run() }
+        } catch let error as MemoryPressureError where error.code == .alreadyRunning {
+            // Another run's apps: shutting them down here terminated every app of the run that
+            // goes on.
+            throw error
         } catch {
             await shutDown(system)
             throw error

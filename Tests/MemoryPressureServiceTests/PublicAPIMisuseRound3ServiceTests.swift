@@ -28,4 +28,31 @@ import Testing
         #expect(try metrics.expectGauge("memory_pressure_other_apps_footprint_bytes").lastValue == Double(Int.max))
         withExtendedLifetime(caches) {}
     }
+
+    @Test func aSecondRunOfAServiceForARunningSystemIsRefusedAndLeavesItsAppsRunning() async throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33)
+        configuration.logger = silentLogger
+        configuration.monitor.logger = silentLogger
+        let system = try MemorySystem(configuration: configuration)
+        let app = try system.register(.test("second-service")) { IdleDelegate() }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await MemoryPressureService(system: system, metrics: nil).run() }
+            #expect(await eventually { system.monitor.latestSample != nil })
+            try await app.launch()
+            // The same system in a second service (or one service run twice): its run is refused,
+            // and it shut the system down on its way out, terminating every app of the run that
+            // goes on.
+            let error = await #expect(throws: MemoryPressureError.self) {
+                try await MemoryPressureService(system: system, metrics: nil).run()
+            }
+            #expect(error?.code == .alreadyRunning)
+            #expect(app.state == .active)
+            #expect(system.terminations.isEmpty, "\(system.terminations)")
+            // The first service shuts its apps down as it ends.
+            tasks.cancelAll()
+            try await tasks.waitForAll()
+        }
+        #expect(app.state == .notRunning)
+        #expect(system.terminations.map(\.app) == [app.identifier])
+    }
 }
