@@ -44,7 +44,9 @@ import Testing
     // MARK: A cache that outlives its app
 
     @Test func aCacheKeptPastItsAppsTerminationIsStillCountedAndPurgedAndTheRecordSaysItWasNotReturned() async throws {
-        let system = try Self.system()
+        // The footprint is scripted, so that the test can raise the level.
+        let source = ScriptedSampleSource(residentBytes: 1 << 20)
+        let system = try Self.system { $0.monitor.sources = [source] }
         let app = try system.register(.test("kept-cache")) { IdleDelegate() }
         // The service keeps the cache (a tenant's responses, say), not the app's delegate.
         let cache = try PurgeableCache<Int, Int>(name: "kept", owner: app.identifier, category: .images)
@@ -62,11 +64,17 @@ import Testing
             #expect(record.footprintBytes == 1000)
             #expect(record.returnedBytes == 0, "the cache still holds its cost: \(record)")
             #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == cache.totalCost)
+            // Under pressure the ladder purges it (images are emptied on a warning), as it purges a
+            // service's own caches: it was out of reach.
+            source.set(residentBytes: system.budget.totalBytes, stall: nil)
+            #expect(await eventually { cache.count == 0 })
+            source.set(residentBytes: 1 << 20, stall: nil)
+            #expect(await eventually { system.monitor.level == .normal })
             // Relaunched, the app's cache is counted, and purged when it enters the background
             // (images are emptied then): it was neither.
             try await app.launch()
             try cache.setValue(2, forKey: 2, cost: 1000)
-            #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 2000)
+            #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000)
             try await app.enterBackground()
             #expect(await eventually { cache.count == 0 })
             #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 0)
