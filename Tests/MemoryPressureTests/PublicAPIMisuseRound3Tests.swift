@@ -82,6 +82,43 @@ import Testing
         }
     }
 
+    /// Memory of the caller's own whose owner is looked up in the system it is registered with
+    /// (the tenant it serves, say), reading the system's footprints on the way.
+    final class LookedUpPurgeable: Purgeable {
+        let system: MemorySystem
+        let lookups = SharedBox(0)
+
+        init(system: MemorySystem) {
+            self.system = system
+        }
+
+        var name: String { "looked up" }
+        var owner: AppIdentifier {
+            _ = system.footprint(of: .service)
+            lookups.update { $0 += 1 }
+            return .test("looked-up-owner")
+        }
+        var category: CacheCategory { .images }
+        var payloadLocation: PayloadLocation { .elsewhere }
+        var totalCost: Int { 10 }
+        var count: Int { 1 }
+
+        func purge(for event: PurgeEvent) -> CachePurgeResult {
+            CachePurgeResult()
+        }
+    }
+
+    @Test func aPurgeablesOwnerIsReadOutsideTheRegistrysLockSoItMayUseTheSystem() throws {
+        let system = try Self.system()
+        let purgeable = LookedUpPurgeable(system: system)
+        // The owner was read under the registry's lock, which the footprint takes again: the
+        // process trapped ("Recursive call to lock").
+        system.register(purgeable)
+        system.register(purgeable)
+        #expect(purgeable.lookups.value >= 2)
+        #expect(system.footprint(of: .test("looked-up-owner")).declaredBytesOutsideHeap == 10, "registered once, under the owner read")
+    }
+
     // MARK: Costs that add up past Int.max
 
     @Test func aPurgeOfCachesWhoseCostsAddUpPastIntMaxReportsIntMax() async throws {

@@ -79,10 +79,13 @@ package final class PurgeRegistry: Sendable {
     /// A cache registered already stays registered once, so it is counted and purged once.
     package func register(_ cache: any Purgeable) {
         registrationCount.add(1, ordering: .relaxed)
+        // Read once, before the lock: a `Purgeable` of the caller's own computes it, and may use
+        // the system as it does (read under the lock, a footprint read there trapped).
+        let owner = cache.owner
         apps.withLock { apps in
-            apps[cache.owner, default: AppEntries()].prune()
-            guard apps[cache.owner]?.caches.contains(where: { $0.cache === cache }) != true else { return }
-            apps[cache.owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
+            apps[owner, default: AppEntries()].prune()
+            guard apps[owner]?.caches.contains(where: { $0.cache === cache }) != true else { return }
+            apps[owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
         }
         let budget = budgetBytes.load(ordering: .relaxed)
         if budget > 0, let sized = cache as? any BudgetSized {
