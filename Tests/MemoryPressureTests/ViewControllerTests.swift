@@ -96,4 +96,49 @@ struct ViewControllerTests {
     private func hasRootViewController(_ app: isolated App) -> Bool {
         app.rootViewController != nil
     }
+
+    @Test func aViewOrStoreAddedToAVisibleControllersTreeIsMarkedVisible() {
+        let controller = ViewController()
+        controller.isVisible = true
+        let store = FakeStore(byteCount: 10)
+        // Added after the controller became visible, the store stayed hidden, and a warning-level
+        // purge released a store that was on screen.
+        controller.view.addSubview(View(backingStore: store))
+        #expect(store.isVisible)
+        let later = FakeStore(byteCount: 20)
+        let view = View()
+        controller.view.addSubview(view)
+        view.backingStore = later
+        #expect(later.isVisible)
+        controller.didReceiveMemoryWarning()
+        #expect(store.byteCount == 10 && later.byteCount == 20)
+        // Hidden again, the controller's whole tree is, and a warning releases it.
+        controller.isVisible = false
+        #expect(!store.isVisible && !later.isVisible)
+        controller.didReceiveMemoryWarning()
+        #expect(store.byteCount == 0 && later.byteCount == 0)
+    }
+
+    @Test func aSubviewHasOneSuperviewAndIsMovedNotCopied() {
+        let first = View()
+        let second = View()
+        let child = View(backingStore: FakeStore(byteCount: 8))
+        first.addSubview(child)
+        first.addSubview(child)
+        #expect(first.subviews.count == 1 && child.superview === first)
+        second.addSubview(child)
+        #expect(first.subviews.isEmpty && second.subviews.count == 1 && child.superview === second)
+        child.removeFromSuperview()
+        #expect(second.subviews.isEmpty && child.superview == nil)
+    }
+
+    @Test func storesWhoseReleasesAddUpPastIntMaxReleaseWithoutATrap() {
+        let controller = ViewController()
+        controller.view.addSubview(View(backingStore: FakeStore(byteCount: .max)))
+        controller.view.addSubview(View(backingStore: FakeStore(byteCount: .max)))
+        // The sum of the bytes released overflowed.
+        controller.didReceiveMemoryWarning()
+        #expect(controller.view.subviews.allSatisfy { $0.backingStore?.byteCount == 0 })
+    }
 }
+

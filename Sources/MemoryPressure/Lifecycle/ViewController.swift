@@ -95,10 +95,18 @@ open class ViewController {
 /// A view: a node of a view hierarchy that may own a backing store (its rendered pixels).
 open class View {
     /// The memory the view renders into, when it has one; released under pressure and rebuilt on
-    /// the next draw.
-    public var backingStore: (any ReleasableStore)?
+    /// the next draw. A store set here is marked visible or not as the view is (in the loaded tree
+    /// of a visible controller, or not).
+    public var backingStore: (any ReleasableStore)? {
+        didSet { backingStore?.isVisible = isOnScreen }
+    }
     /// The views inside this one.
     public private(set) var subviews: [View] = []
+    /// The view this one is inside, if any.
+    public private(set) weak var superview: View?
+    /// Whether the view is in the loaded tree of a visible controller: what its backing store, and
+    /// those of views added to it later, are marked.
+    private var isOnScreen = false
 
     /// A view owning `backingStore`, when given.
     ///
@@ -107,17 +115,28 @@ open class View {
         self.backingStore = backingStore
     }
 
-    /// Adds `view` on top of the subviews, unless it is this view or has this view inside it: that
-    /// would make the hierarchy a cycle, whose walk (marking visibility, releasing backing stores)
-    /// never ends. The hierarchy is then left as it was.
+    /// Adds `view` on top of the subviews, removing it from its former superview first, as UIKit
+    /// does, unless it is this view or has this view inside it: that would make the hierarchy a
+    /// cycle, whose walk (marking visibility, releasing backing stores) never ends. The hierarchy
+    /// is then left as it was. The backing stores of `view`'s tree are marked visible or not as
+    /// this view is.
     ///
     /// - Parameter view: The view to add.
     /// - Returns: Whether `view` was added: false for this view or one that contains it.
     @discardableResult
     public func addSubview(_ view: View) -> Bool {
         guard !view.hasInHierarchy(self) else { return false }
+        view.removeFromSuperview()
         subviews.append(view)
+        view.superview = self
+        view.markBackingStores(visible: isOnScreen)
         return true
+    }
+
+    /// Removes the view from its superview; its backing stores keep their marks.
+    public func removeFromSuperview() {
+        superview?.subviews.removeAll { $0 === self }
+        superview = nil
     }
 
     /// Whether `view` is this view or inside it.
@@ -127,13 +146,15 @@ open class View {
 
     /// Marks the backing stores of this view and every view inside it visible or not.
     package func markBackingStores(visible: Bool) {
+        isOnScreen = visible
         backingStore?.isVisible = visible
         for view in subviews { view.markBackingStores(visible: visible) }
     }
 
-    /// Releases the backing stores of this view and every view inside it; returns the bytes released.
+    /// Releases the backing stores of this view and every view inside it; returns the bytes
+    /// released, at most `Int.max` (a store of the caller's own may say anything).
     @discardableResult
     package func releaseBackingStores() -> Int {
-        subviews.reduce(backingStore?.release() ?? 0) { $0 + $1.releaseBackingStores() }
+        subviews.reduce(backingStore?.release() ?? 0) { $0.addingClamped($1.releaseBackingStores()) }
     }
 }
