@@ -1,6 +1,7 @@
 import Logging
 import MemoryPressure
 import MemoryPressureTestKit
+import Synchronization
 import Testing
 
 /// A third round of the public API misused, beyond `PublicAPIMisuseTests`,
@@ -208,4 +209,19 @@ import Testing
         #expect(lines.count == 1, "\(lines)")
         #expect(lines.first?.contains("residentBytes to \(bytes), out of range; expected 0 to 72057594037927936 bytes") == true, "\(lines)")
     }
+
+    @Test func aDiscardCallbackMayUseItsOwnCount() {
+        let count = ContentAccessCount()
+        let seen = Mutex<(discarded: Bool, opened: Bool)?>(nil)
+        // The callback ran under the count's lock: reading the count trapped ("Recursive call to
+        // lock Mutex").
+        let discarded = count.discardIfPossible {
+            seen.withLock { $0 = (count.isDiscarded, count.begin()) }
+        }
+        #expect(discarded)
+        #expect(seen.withLock { $0?.discarded } == true)
+        #expect(seen.withLock { $0?.opened } == false)
+        #expect(!count.discardIfPossible() && count.openAccesses == 0)
+    }
 }
+

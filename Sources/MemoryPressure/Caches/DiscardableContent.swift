@@ -52,19 +52,22 @@ public final class ContentAccessCount: Sendable {
         }
     }
 
-    /// Calls `discard` and marks the content discarded if no access is open and it was not already.
+    /// Marks the content discarded if no access is open and it was not already, then calls
+    /// `discard`. From the mark on, ``begin()`` opens no access, so nobody reads the content while
+    /// `discard` frees it.
     ///
-    /// - Parameter discard: Frees the content; called under the count's lock, so it must not use
-    ///   the count.
+    /// - Parameter discard: Frees the content; called outside the count's lock, so it may use the
+    ///   count (``isDiscarded`` reads true there) and anything that uses it.
     /// - Returns: Whether the content was discarded by this call.
     @discardableResult
     public func discardIfPossible(_ discard: () -> Void = {}) -> Bool {
-        state.withLock { state in
+        let discards = state.withLock { state in
             guard state.openAccesses == 0, !state.isDiscarded else { return false }
-            discard()
             state.isDiscarded = true
             return true
         }
+        if discards { discard() }
+        return discards
     }
 
     /// Whether the content has been discarded.
