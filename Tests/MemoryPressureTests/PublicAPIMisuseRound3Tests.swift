@@ -223,5 +223,20 @@ import Testing
         #expect(seen.withLock { $0?.opened } == false)
         #expect(!count.discardIfPossible() && count.openAccesses == 0)
     }
+
+    @Test(arguments: [0, -1, Int.min])
+    func aFastSamplingGrowthRateOfZeroOrLessIsATypedError(rate: Int) async throws {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 1 << 33, logger: silentLogger)
+        // Accepted, it made the monitor sample at its fast interval always, the opposite of what a
+        // rate of zero seems to ask.
+        configuration.monitor.fastSamplingGrowthRate = rate
+        let system = try MemorySystem(configuration: configuration)
+        let error = await #expect(throws: MemoryPressureError.self) { try await system.run() }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(
+            error?.description
+                == "pressure monitor fastSamplingGrowthRate \(rate) bytes per second is not positive; expected 1 or more (Int.max samples fast only above the warning threshold)"
+        )
+    }
 }
 

@@ -40,6 +40,15 @@ extension MemoryPressureError {
     }
 
     /// A negative settle time or repeat interval (`setting`).
+    /// A fast-sampling growth rate of zero or less, which would sample at the fast interval always.
+    static func fastSamplingGrowthRateNotPositive(_ rate: Int) -> Self {
+        Self(
+            .invalidConfiguration,
+            "pressure monitor fastSamplingGrowthRate \(rate) bytes per second is not positive; expected 1 or more "
+                + "(Int.max samples fast only above the warning threshold)"
+        )
+    }
+
     static func monitorDurationNegative(_ setting: String, _ duration: Duration) -> Self {
         Self(.invalidConfiguration, "pressure monitor \(setting) \(duration) is negative; expected zero or more, such as 5s")
     }

@@ -63,8 +63,8 @@ public final class PressureMonitor: Sendable {
     /// Starts sampling on a thread of its own; the first sample is taken at once. Does nothing when
     /// already running.
     ///
-    /// - Throws: When the configured interval or limit-check interval is not positive, the settle
-    ///   time or repeat interval is negative, or the thread cannot be made.
+    /// - Throws: When the configured interval, limit-check interval or fast-sampling growth rate is
+    ///   not positive, the settle time or repeat interval is negative, or the thread cannot be made.
     ///
     /// SPI for the same reason as `init(configuration:)`.
     @_spi(Benchmarks) public func start() throws(MemoryPressureError) {
@@ -77,6 +77,9 @@ public final class PressureMonitor: Sendable {
         for (setting, duration) in [("settleTime", configuration.settleTime), ("repeatInterval", configuration.repeatInterval)]
         where duration < .zero {
             throw .monitorDurationNegative(setting, duration)
+        }
+        guard configuration.fastSamplingGrowthRate > 0 else {
+            throw .fastSamplingGrowthRateNotPositive(configuration.fastSamplingGrowthRate)
         }
         try thread.withLock { (running: inout SamplingThread?) throws(MemoryPressureError) in
             guard running == nil else { return }
@@ -225,7 +228,8 @@ extension PressureMonitor {
         /// within this long of passing a threshold. Default 10 ms.
         public var fastInterval: Duration = .milliseconds(10)
         /// Growth of the footprint, in bytes per second between two samples, from which the monitor
-        /// samples every ``fastInterval``. Default 64 MiB/s.
+        /// samples every ``fastInterval``: 1 or more (`Int.max`: only above the warning threshold).
+        /// Default 64 MiB/s.
         public var fastSamplingGrowthRate: Int = 64 << 20
         /// Longest time between full samples (cgroup, PSI, allocator statistics). Default 1 s. The
         /// jemalloc epoch, whose refresh costs about 9 µs per arena, is refreshed at most every 10 s
