@@ -1,4 +1,6 @@
 import MemoryPressure
+import MemoryPressureTestKit
+import Testing
 
 /// Discardable content for tests, counting its accesses with the library's counter.
 final class TestContent: DiscardableContent {
@@ -14,4 +16,25 @@ final class TestContent: DiscardableContent {
     func discardContentIfPossible() { access.discardIfPossible() }
     var isContentDiscarded: Bool { access.isDiscarded }
     var openAccesses: Int { access.openAccesses }
+}
+
+extension MemorySystem {
+    /// Runs the system, launches `app` and sends it to the background, and returns the purge
+    /// reports published once one names the app (the system purges an app entering the background),
+    /// and those published within `settle` after it.
+    func purgeReports(ofEnteringTheBackground app: App, settle: Duration = .zero) async throws -> [PurgeReport] {
+        let reports = SharedLog<PurgeReport>()
+        let observation = events.observe { event in
+            if case .purge(let report, _) = event { reports.append(report) }
+        }
+        defer { observation.cancel() }
+        try await running {
+            #expect(await eventually { self.monitor.latestSample != nil })
+            try await app.launch()
+            try await app.enterBackground()
+            #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
+            try await Task.sleep(for: settle)
+        }
+        return reports.all
+    }
 }

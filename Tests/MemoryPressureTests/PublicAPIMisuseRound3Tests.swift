@@ -136,18 +136,8 @@ import Testing
             system.register(cache)
             return cache
         }
-        let reports = SharedLog<PurgeReport>()
-        let observation = system.events.observe { event in
-            if case .purge(let report, _) = event { reports.append(report) }
-        }
-        try await system.running {
-            #expect(await eventually { system.monitor.latestSample != nil })
-            try await app.launch()
-            try await app.enterBackground()
-            #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
-        }
-        withExtendedLifetime(observation) {}
-        let report = try #require(reports.all.first { $0.entries.contains { $0.app == app.identifier } })
+        let reports = try await system.purgeReports(ofEnteringTheBackground: app)
+        let report = try #require(reports.first { $0.entries.contains { $0.app == app.identifier } })
         #expect(report.entries.map(\.releasedBytes) == [.max, .max])
         #expect(report.releasedBytes == .max)
         #expect(report.description.contains("released"))

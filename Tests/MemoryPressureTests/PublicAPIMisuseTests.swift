@@ -390,21 +390,10 @@ import Testing
             try trimmed.setValue(key, forKey: key, cost: 0)
         }
         #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000, "its cost counts once")
-        let reports = SharedLog<PurgeReport>()
-        let token = system.events.observe { event in
-            if case .purge(let report, _) = event { reports.append(report) }
-        }
-        try await system.running {
-            // The system purges an app entering the background once it runs.
-            #expect(await eventually { system.monitor.latestSample != nil })
-            try await app.launch()
-            try await app.enterBackground()
-            #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        withExtendedLifetime(token) {}
+        // The system purges an app entering the background once it runs.
+        let reports = try await system.purgeReports(ofEnteringTheBackground: app, settle: .milliseconds(100))
         #expect(trimmed.count == 10, "trimmed once to 10%, not twice to 1%")
-        let entries = reports.all.flatMap(\.entries).filter { $0.app == app.identifier }
+        let entries = reports.flatMap(\.entries).filter { $0.app == app.identifier }
         #expect(entries.count == 2, "one purge of each cache: \(entries)")
     }
 
