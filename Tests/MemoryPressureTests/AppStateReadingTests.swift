@@ -78,10 +78,14 @@ struct AppStateReadingTests {
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
+        // Overruns its 100 ms deadline until the test ends, so the timer terminates the app however
+        // late its thread runs: a fixed overrun (it slept 400 ms) ended first when a loaded machine
+        // under ThreadSanitizer ran the timer's thread late, and the app was never terminated.
+        let overrun = DispatchSemaphore(value: 0)
+        defer { overrun.signal() }
         let app = try system.register(.test("overrunning"), configuration: .quick) {
             let delegate = RecordingDelegate()
-            // Overruns its 100 ms deadline: the timer terminates the app.
-            delegate.onDidEnterBackground = { _ in usleep(400_000) }
+            delegate.onDidEnterBackground = { _ in _ = overrun.wait(timeout: .now() + 120) }
             return delegate
         }
         let contents = try PurgeableCache<Int, StateReadingContent>(name: "contents", owner: app.identifier, category: .images)
