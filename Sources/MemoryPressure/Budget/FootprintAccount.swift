@@ -18,7 +18,10 @@ final class FootprintAccount: Sendable {
     /// Why an allocation was refused.
     enum Refusal: Sendable {
         case hardLimit(Int, heapBytes: Int)
+        /// Past the budget, and no room made within the admission wait.
         case budget
+        /// Past the budget, and the waiting task was cancelled before room was made.
+        case budgetWaitCancelled
     }
 
     /// Heap bytes admitted: live buffers, allocations under way, and the bytes the threads'
@@ -116,18 +119,42 @@ final class FootprintAccount: Sendable {
     /// The heap (not its app's identifier) is passed so that the way in retains nothing.
     @inline(__always)
     func admit(_ bytes: Int, heap: AppHeap, faultedInLater: Bool) throws(MemoryPressureError) {
-        if !faultedInLater {
-            let stock = ChargeStock.current(stockKey)
-            if stock.pointee.bytes >= bytes, stock.pointee.isCharged(to: self) {
-                stock.pointee.bytes -= bytes
-                return
-            }
-            if refill(stock, taking: bytes) { return }
+        if !faultedInLater, admitFromStock(bytes) { return }
+        guard let after = count(bytes, faultedInLater: faultedInLater), passesBudget(bytes, footprintAfter: after) else { return }
+        try waitForRoom(bytes, app: heap.app, faultedInLater: faultedInLater)
+    }
+
+    /// As ``admit(_:heap:faultedInLater:)``, for an allocation whose wait for room suspends its task
+    /// instead of blocking its thread; the wait also ends, refused, when the task is cancelled.
+    func admitSuspending(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) async throws(MemoryPressureError) {
+        if !faultedInLater, admitFromStock(bytes) { return }
+        guard let after = count(bytes, faultedInLater: faultedInLater), passesBudget(bytes, footprintAfter: after) else { return }
+        drainOwnStock()
+        let hasRoom = await room.waitSuspending(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
+        guard hasRoom else {
+            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, Task.isCancelled ? .budgetWaitCancelled : .budget)
         }
+    }
+
+    /// Takes small `bytes` from the calling thread's stock of bytes charged ahead, refilling it
+    /// when it may; false when they must be judged alone.
+    @inline(__always)
+    private func admitFromStock(_ bytes: Int) -> Bool {
+        let stock = ChargeStock.current(stockKey)
+        if stock.pointee.bytes >= bytes, stock.pointee.isCharged(to: self) {
+            stock.pointee.bytes -= bytes
+            return true
+        }
+        return refill(stock, taking: bytes)
+    }
+
+    /// Counts `bytes` as admitted; returns the footprint with them while the budget is held, nil
+    /// while it is not.
+    @inline(__always)
+    private func count(_ bytes: Int, faultedInLater: Bool) -> Int? {
         if faultedInLater { underWay.wrappingAdd(bytes, ordering: .relaxed) }
         let after = admitted.wrappingAdd(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
-        guard holdsBudget.load(ordering: .relaxed) else { return }
-        try admitAgainstBudget(bytes, app: heap.app, footprintAfter: after, faultedInLater: faultedInLater)
+        return holdsBudget.load(ordering: .relaxed) ? after : nil
     }
 
     /// Charges `bytes` and a batch to `stock`, giving back what it held, and takes `bytes` from it;
@@ -150,21 +177,26 @@ final class FootprintAccount: Sendable {
         return true
     }
 
-    /// The budget's part of ``admit(_:heap:heapBytes:hardLimit:faultedInLater:)``, once `bytes` are
-    /// counted and the footprint is `after`.
-    private func admitAgainstBudget(_ bytes: Int, app: AppIdentifier, footprintAfter after: Int, faultedInLater: Bool) throws(MemoryPressureError) {
+    /// The budget's part of admission, once `bytes` are counted and the footprint is `after`: wakes
+    /// the monitor at a threshold crossed, and tells whether the footprint is past the budget (the
+    /// allocation must then wait for room).
+    private func passesBudget(_ bytes: Int, footprintAfter after: Int) -> Bool {
         let before = after - bytes
         if after > budgetBytes.load(ordering: .relaxed) {
             noteCrossing(of: criticalBytes)
-            guard waitForRoom() else {
-                withdraw(bytes, faultedInLater: faultedInLater)
-                throw refuse(bytes, app: app, .budget)
-            }
+            return true
         } else if before < criticalBytes && after >= criticalBytes {
             noteCrossing(of: criticalBytes)
         } else if before < warningBytes && after >= warningBytes {
             noteCrossing(of: warningBytes)
         }
+        return false
+    }
+
+    /// Uncounts `bytes` that found no room, and returns their refusal.
+    private func withdrawAndRefuse(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool, _ refusal: Refusal) -> MemoryPressureError {
+        withdraw(bytes, faultedInLater: faultedInLater)
+        return refuse(bytes, app: app, refusal)
     }
 
     /// `bytes` admitted to be faulted in later are allocated and their pages resident. While a
@@ -218,12 +250,18 @@ final class FootprintAccount: Sendable {
     }
 
     /// Sleeps until the admitted bytes fit in the budget, woken by every free, sample and budget
-    /// change; false when the admission wait passes first.
-    private func waitForRoom() -> Bool {
-        // The waiting thread's own stock is room it holds.
+    /// change; when the admission wait passes first, uncounts `bytes` and refuses them.
+    @inline(never)
+    private func waitForRoom(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
+        drainOwnStock()
+        let hasRoom = room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
+        guard hasRoom else { throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budget) }
+    }
+
+    /// Gives back the calling thread's stock, which is room a waiting allocation would hold.
+    private func drainOwnStock() {
         let stock = ChargeStock.current(stockKey)
         if stock.pointee.isCharged(to: self) { stock.pointee.drain() }
-        return room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
     }
 
     /// Records that the footprint crossed `thresholdBytes` now, unless an earlier crossing is
@@ -250,7 +288,10 @@ final class FootprintAccount: Sendable {
         }
         let error: MemoryPressureError = switch refusal {
         case .hardLimit(let limit, let heapBytes): .heapOverHardLimit(app: app, bytes: bytes, heapBytes: heapBytes, hardLimit: limit)
-        case .budget: .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), wait: admissionWait)
+        case .budget:
+            .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), waitEnded: "no room was made within \(admissionWait)")
+        case .budgetWaitCancelled:
+            .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), waitEnded: "its task was cancelled before room was made")
         }
         if firstInEpisode {
             logger.notice("refused an app-heap allocation", metadata: ["app": "\(app)", "bytes": "\(bytes)", "reason": "\(error)"])

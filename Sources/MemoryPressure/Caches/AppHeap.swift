@@ -31,7 +31,9 @@ import Synchronization
 /// is one object with its bytes inside it, so making and releasing it costs about three and a half
 /// times a `malloc` and `free`. ``allocateBytes(byteCount:zeroed:)`` and ``deallocate(_:)`` are a
 /// raw allocation, admitted and counted the same way, at about twice the cost of `malloc`, that
-/// the caller frees exactly once through the same heap.
+/// the caller frees exactly once through the same heap. Both block their thread while an
+/// allocation waits for room under the budget; async code calls
+/// ``allocateSuspending(byteCount:zeroed:)``, which suspends the task instead.
 public final class AppHeap: Sendable {
     /// The app the heap belongs to.
     public let app: AppIdentifier
@@ -73,13 +75,41 @@ public final class AppHeap: Sendable {
     /// - Returns: The buffer, counted in the heap until it is released.
     /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
     public func allocate(byteCount: Int, zeroed: Bool = false) throws(MemoryPressureError) -> HeapBuffer {
-        let heapBytes = try core.admit(byteCount, heap: self)
+        try makeBuffer(byteCount, zeroed: zeroed, heapBytes: core.admit(byteCount, heap: self))
+    }
+
+    /// Makes the buffer of `byteCount` bytes just admitted, which took the heap to `heapBytes`.
+    @inline(__always)
+    private func makeBuffer(_ byteCount: Int, zeroed: Bool, heapBytes: Int) throws(MemoryPressureError) -> HeapBuffer {
         if byteCount <= HeapBuffer.inlineLimit {
             return HeapBuffer.make(inline: byteCount, zeroed: zeroed, core: core)
         }
         let ownArena = core.ownArena(forHeapBytes: heapBytes)
         let base = try core.allocateAdmitted(byteCount, zeroed: zeroed, in: ownArena)
         return HeapBuffer.make(base, byteCount: byteCount, ownArena: ownArena, core: core)
+    }
+
+    /// Allocates a buffer of `byteCount` bytes in the heap, as ``allocate(byteCount:zeroed:)`` does,
+    /// for async code: while the allocation waits for room under the budget, the task is suspended
+    /// and its thread is free for other tasks, where ``allocate(byteCount:zeroed:)`` blocks its
+    /// thread.
+    ///
+    /// The wait is as long, and ends as early, as the synchronous allocation's: as soon as the
+    /// reclamation ladder has made room, or, refused, after the configuration's `admissionWait`. It
+    /// also ends, refused, when the task is cancelled. A refused allocation leaves the heap's bytes
+    /// unchanged.
+    ///
+    /// ```swift
+    /// let frame = try await heap.allocateSuspending(byteCount: 8 << 20)
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - byteCount: The buffer's size in bytes; 1 or more.
+    ///   - zeroed: Whether the bytes start as zero.
+    /// - Returns: The buffer, counted in the heap until it is released.
+    /// - Throws: ``MemoryPressureError`` (`heapClosed`, `allocationRefused`, `allocationFailed`).
+    public func allocateSuspending(byteCount: Int, zeroed: Bool = false) async throws(MemoryPressureError) -> HeapBuffer {
+        try makeBuffer(byteCount, zeroed: zeroed, heapBytes: await core.admitSuspending(byteCount))
     }
 
     /// Allocates `byteCount` bytes, aligned to 16, for the caller to free with ``deallocate(_:)``:
@@ -245,6 +275,40 @@ extension AppHeap {
         @discardableResult
         @inline(__always)
         func admit(_ byteCount: Int, heap: AppHeap) throws(MemoryPressureError) -> Int {
+            let heapBytes = try reserve(byteCount)
+            guard let accountReference else { return heapBytes }
+            let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
+                do throws(MemoryPressureError) {
+                    try account.admit(byteCount, heap: heap, faultedInLater: byteCount >= Self.prefaultThreshold)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            if let refusal {
+                remove(byteCount)
+                throw refusal
+            }
+            return heapBytes
+        }
+
+        /// As ``admit(_:heap:)``, suspending the task, not blocking its thread, while the allocation
+        /// waits for room under the budget.
+        func admitSuspending(_ byteCount: Int) async throws(MemoryPressureError) -> Int {
+            let heapBytes = try reserve(byteCount)
+            do throws(MemoryPressureError) {
+                try await account?.admitSuspending(byteCount, app: app, faultedInLater: byteCount >= Self.prefaultThreshold)
+            } catch {
+                remove(byteCount)
+                throw error
+            }
+            return heapBytes
+        }
+
+        /// Counts `byteCount` more bytes in the heap: checks the byte count, that the heap is open and
+        /// the hard limit. Returns the heap's bytes with them.
+        @inline(__always)
+        private func reserve(_ byteCount: Int) throws(MemoryPressureError) -> Int {
             guard byteCount > 0, byteCount <= AppHeap.largestAllocation else {
                 throw invalidByteCount(byteCount)
             }
@@ -266,21 +330,7 @@ extension AppHeap {
                 if exchanged { break }
                 current = original
             }
-            let heapBytes = current & Self.bytesMask + byteCount
-            guard let accountReference else { return heapBytes }
-            let refusal = accountReference._withUnsafeGuaranteedRef { account -> MemoryPressureError? in
-                do throws(MemoryPressureError) {
-                    try account.admit(byteCount, heap: heap, faultedInLater: byteCount >= Self.prefaultThreshold)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            if let refusal {
-                remove(byteCount)
-                throw refusal
-            }
-            return heapBytes
+            return current & Self.bytesMask + byteCount
         }
 
         /// The error for a byte count of 0 or less, or past ``AppHeap/largestAllocation``.

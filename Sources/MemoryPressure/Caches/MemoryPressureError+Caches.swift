@@ -100,12 +100,13 @@ extension MemoryPressureError {
         )
     }
 
-    /// An allocation that would take the process past its budget, with no room made in time.
-    static func heapOverBudget(app: AppIdentifier, bytes: Int, footprintBytes: Int, budgetBytes: Int, wait: Duration) -> Self {
+    /// An allocation that would take the process past its budget, whose wait for room ended without
+    /// it (`waitEnded` says how).
+    static func heapOverBudget(app: AppIdentifier, bytes: Int, footprintBytes: Int, budgetBytes: Int, waitEnded: String) -> Self {
         Self(
             .allocationRefused,
             "app \(app): a heap allocation of \(bytes) bytes is refused: the footprint of \(footprintBytes) bytes "
-                + "would pass the budget of \(budgetBytes) bytes and no room was made within \(wait); expected at most "
+                + "would pass the budget of \(budgetBytes) bytes and \(waitEnded); expected at most "
                 + "\(max(0, budgetBytes - footprintBytes)) bytes",
             app: app
         )

@@ -1,17 +1,21 @@
 import Synchronization
 
-/// Where threads wait for room under the budget: a condition variable that the account signals
-/// whenever its footprint may have fallen (bytes freed, a sample completed, the budget raised), so a
-/// waiting allocation sleeps without polling and wakes as soon as room may be there.
+/// Where allocations wait for room under the budget: a condition variable for threads, and a list of
+/// suspended tasks, that the account signals whenever its footprint may have fallen (bytes freed, a
+/// sample completed, the budget raised), so a waiting allocation sleeps without polling and wakes as
+/// soon as room may be there.
 ///
 /// Signalling costs one atomic load when nobody waits. A waiter counts itself before it checks
 /// for room and the signaller changes the counters before it reads the count, so a wake-up between
-/// the check and the sleep is not lost: the signaller takes the mutex, which the waiter holds until
-/// it sleeps. On a weakly ordered machine such a wake-up can be seen late, never later than the
-/// next sample, which signals too.
+/// the check and the sleep is not lost: the signaller takes the mutex, which a waiting thread holds
+/// until it sleeps, and a suspending task checks again once it is on the list the signaller takes.
+/// On a weakly ordered machine such a wake-up can be seen late, never later than the next sample,
+/// which signals too.
 final class RoomSignal: Sendable {
     private let condition = ThreadCondition()
     private let waiters = Atomic<Int>(0)
+    /// The suspended tasks' wake-ups, each resolved (outside the lock) by the next signal.
+    private let suspended = Mutex<[Completion<Void>]>([])
 
     init() {}
 
@@ -29,10 +33,38 @@ final class RoomSignal: Sendable {
         }
     }
 
+    /// As ``wait(atMost:until:)``, suspending the task instead of blocking its thread; false too
+    /// when the task is cancelled before there is room.
+    func waitSuspending(atMost timeout: Duration, until hasRoom: () -> Bool) async -> Bool {
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
+        let deadline = ContinuousClock.now + timeout
+        while !hasRoom() {
+            let left = deadline - .now
+            guard left > .zero, !Task.isCancelled else { return hasRoom() }
+            let wakeUp = Completion<Void>()
+            suspended.withLock { $0.append(wakeUp) }
+            // A signal that came between the check above and the append found nothing to wake.
+            if hasRoom() { return true }
+            _ = await wakeUp.value(timeout: left)
+        }
+        return true
+    }
+
     /// Wakes every waiter to check again; nothing when none waits.
     @inline(__always)
     func signal() {
         guard waiters.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        wakeAll()
+    }
+
+    @inline(never)
+    private func wakeAll() {
         condition.withLock { condition.broadcast() }
+        let wakeUps = suspended.withLock { suspended in
+            defer { suspended.removeAll() }
+            return suspended
+        }
+        for wakeUp in wakeUps { wakeUp.resolve(()) }
     }
 }
