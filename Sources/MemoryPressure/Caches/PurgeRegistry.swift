@@ -3,7 +3,10 @@ import Synchronization
 
 /// Every app's heap, caches and stores, so the system can measure each app and purge them by event.
 ///
-/// Caches and stores are held weakly: they stay registered while their owners keep them.
+/// Caches and stores are held weakly: they stay registered while their owners keep them. A weak
+/// reference read under the registry's lock takes a strong one, which can turn out to be the last
+/// when another thread lets go of the object meanwhile: every such read hands its references out of
+/// the lock, so that a cache's or store's deinitializer (its owner's code) never runs under it.
 package final class PurgeRegistry: Sendable {
     private struct WeakCache {
         weak var cache: (any Purgeable)?
@@ -20,9 +23,24 @@ package final class PurgeRegistry: Sendable {
         var caches: [WeakCache] = []
         var stores: [WeakStore] = []
 
-        mutating func prune() {
-            caches.removeAll { $0.cache == nil }
-            stores.removeAll { $0.store == nil }
+        /// The caches and stores read from their weak references.
+        typealias Live = (caches: [any Purgeable], stores: [any ReleasableStore])
+
+        /// Drops the caches and stores that are gone; returns the live ones, for the caller to let
+        /// go of after the lock.
+        mutating func prune() -> Live {
+            var live: Live = ([], [])
+            caches.removeAll { entry in
+                guard let cache = entry.cache else { return true }
+                live.caches.append(cache)
+                return false
+            }
+            stores.removeAll { entry in
+                guard let store = entry.store else { return true }
+                live.stores.append(store)
+                return false
+            }
+            return live
         }
     }
 
@@ -82,10 +100,13 @@ package final class PurgeRegistry: Sendable {
         // Read once, before the lock: a `Purgeable` of the caller's own computes it, and may use
         // the system as it does (read under the lock, a footprint read there trapped).
         let owner = cache.owner
-        apps.withLock { apps in
-            apps[owner, default: AppEntries()].prune()
-            guard apps[owner]?.caches.contains(where: { $0.cache === cache }) != true else { return }
-            apps[owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
+        // The live caches are let go of as this statement ends, outside the lock.
+        _ = apps.withLock { apps in
+            let live = apps[owner, default: AppEntries()].prune()
+            if !live.caches.contains(where: { $0 === cache }) {
+                apps[owner, default: AppEntries()].caches.append(WeakCache(cache: cache))
+            }
+            return live
         }
         let budget = budgetBytes.load(ordering: .relaxed)
         if budget > 0, let sized = cache as? any BudgetSized {
@@ -97,10 +118,10 @@ package final class PurgeRegistry: Sendable {
     /// are trimmed at once, outside the registry's lock.
     func followBudget(_ budget: MemoryBudget) {
         budgetBytes.store(budget.totalBytes, ordering: .relaxed)
-        let sized = apps.withLock { apps in
-            apps.values.flatMap { $0.caches.compactMap { $0.cache as? any BudgetSized } }
+        let caches = apps.withLock { apps in
+            apps.values.flatMap { $0.caches.compactMap(\.cache) }
         }
-        for cache in sized {
+        for case let cache as any BudgetSized in caches {
             cache.followBudget(budget.totalBytes)
         }
     }
@@ -108,10 +129,13 @@ package final class PurgeRegistry: Sendable {
     /// Registers `store` under `app`, once however often it is registered there.
     package func register(_ store: any ReleasableStore, owner app: AppIdentifier) {
         registrationCount.add(1, ordering: .relaxed)
-        apps.withLock { apps in
-            apps[app, default: AppEntries()].prune()
-            guard apps[app]?.stores.contains(where: { $0.store === store }) != true else { return }
-            apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
+        // The live stores are let go of as this statement ends, outside the lock.
+        _ = apps.withLock { apps in
+            let live = apps[app, default: AppEntries()].prune()
+            if !live.stores.contains(where: { $0 === store }) {
+                apps[app, default: AppEntries()].stores.append(WeakStore(store: store))
+            }
+            return live
         }
     }
 
@@ -211,14 +235,15 @@ package final class PurgeRegistry: Sendable {
     /// its cost as returned.)
     @discardableResult
     package func removeApp(_ app: AppIdentifier) -> AppHeap? {
-        let heap = apps.withLock { apps -> AppHeap? in
+        // The live caches and stores are let go of as this statement ends, outside the lock.
+        let (heap, _) = apps.withLock { apps -> (AppHeap?, AppEntries.Live) in
             defer { apps.shrinkIfSparse() }
-            guard var entries = apps.removeValue(forKey: app) else { return nil }
-            entries.prune()
+            guard var entries = apps.removeValue(forKey: app) else { return (nil, ([], [])) }
+            let live = entries.prune()
             if !entries.caches.isEmpty || !entries.stores.isEmpty {
                 apps[app] = AppEntries(caches: entries.caches, stores: entries.stores)
             }
-            return entries.heap
+            return (entries.heap, live)
         }
         heap?.close()
         return heap
@@ -228,14 +253,16 @@ package final class PurgeRegistry: Sendable {
     /// called once a terminated app has let go of its memory, so that a terminated app costs
     /// nothing here unless something outside it keeps its caches or stores.
     func pruneReleased(_ app: AppIdentifier) {
-        apps.withLock { apps in
-            guard var entries = apps.removeValue(forKey: app) else { return }
-            entries.prune()
+        // The live caches and stores are let go of as this statement ends, outside the lock.
+        _ = apps.withLock { apps -> AppEntries.Live in
+            guard var entries = apps.removeValue(forKey: app) else { return ([], []) }
+            let live = entries.prune()
             if entries.heap != nil || entries.hardLimit != nil || !entries.caches.isEmpty || !entries.stores.isEmpty {
                 apps[app] = entries
             } else {
                 apps.shrinkIfSparse()
             }
+            return live
         }
     }
 }
