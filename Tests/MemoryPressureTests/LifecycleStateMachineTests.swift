@@ -240,6 +240,38 @@ import Testing
         #expect(!machine.isExpirationHandlerDue(task, generation: 0))
     }
 
+    @Test func aTaskOpenedAfterTheStaysTimeRanOutGetsItsExpiryAtOnce() throws {
+        // Runs in the background with no task: nothing suspends it, so it may open one late.
+        var machine = makeMachine(keepsRunningInBackground: true)
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        let (first, _) = try machine.beginBackgroundTask(expirationHandler: 1)
+        _ = try machine.enterBackground(now: now)
+        _ = machine.finishEnteringBackground(generation: 0)
+        let warn = Machine.BackgroundExpiryStep.warn(since: now, generation: 0)
+        let end = Machine.BackgroundExpiryStep.end(since: now, generation: 0, extensionsLeft: 10)
+        _ = machine.backgroundExpiryDue(warn, now: now + .seconds(29), runLoopRunsATurn: false)
+        _ = try machine.endBackgroundTask(first)
+        // Every task ended in time: the end passes, and the app runs on.
+        #expect(machine.backgroundExpiryDue(end, now: now + limit, runLoopRunsATurn: false).isEmpty)
+        #expect(machine.state == .background)
+        #expect(machine.backgroundTimeRemaining(at: now + limit + .seconds(5)) == .zero)
+
+        // A task opened once the time has run out was never armed, and kept the app running without
+        // end: its warning is due at once, and its end a warning later.
+        let (_, armed) = try machine.beginBackgroundTask(expirationHandler: 2)
+        #expect(armed == [.armBackgroundExpiry(at: now + limit - .seconds(1), warn)])
+        let late = now + limit + .seconds(5)
+        let warned = machine.backgroundExpiryDue(warn, now: late, runLoopRunsATurn: false)
+        #expect(warned == [
+            .run([.runExpirationHandlers], generation: 0),
+            .armBackgroundExpiry(at: late + .seconds(1), end),
+        ])
+        _ = machine.beginExpirationHandlers(generation: 0)
+        let expired = machine.backgroundExpiryDue(end, now: late + .seconds(1), runLoopRunsATurn: false)
+        #expect(expired.contains(.report(.terminated(app: app, reason: .backgroundTaskExpired, state: .background))))
+        #expect(machine.state == .notRunning)
+    }
+
     @Test func aReturnToTheForegroundDisarmsTheStaysExpiry() throws {
         var machine = makeMachine()
         _ = try machine.launch(options: LaunchOptions(), now: now)

@@ -332,7 +332,14 @@ extension LifecycleStateMachine {
             let end = max(since + backgroundTaskTimeLimit, now + expiryWarning)
             return [handlers, .armBackgroundExpiry(at: end, .end(since: since, generation: stepGeneration, extensionsLeft: 10))]
         case .end(let since, let stepGeneration, let extensionsLeft):
-            guard generation == stepGeneration, state == .background, !backgroundTasks.isEmpty else { return [] }
+            guard generation == stepGeneration, state == .background, backgroundSince == since else { return [] }
+            guard !backgroundTasks.isEmpty else {
+                // Every task ended in time. A task the app opens later in this stay (while it still
+                // runs: its code holds it, or it keeps running in the background) finds the time
+                // used up: armed again, its expiration handler gets its turn at once.
+                isBackgroundExpiryArmed = false
+                return []
+            }
             if expirationHandlersBegan != since, !runLoopRunsATurn, extensionsLeft > 0 {
                 let next = BackgroundExpiryStep.end(since: since, generation: stepGeneration, extensionsLeft: extensionsLeft - 1)
                 return [.armBackgroundExpiry(at: now + expiryWarning, next)]
