@@ -28,6 +28,16 @@ struct HeapAdmissionTests {
         return try MemorySystem(configuration: configuration)
     }
 
+    /// A system as ``system(above:admissionWait:interval:)`` above the settled baseline, whose only
+    /// app is active and holds 64 MiB in its heap: nothing can make room for more.
+    static func activeAppHolding64MiB(admissionWait: Duration) async throws -> (system: MemorySystem, app: App, heap: AppHeap, held: HeapBuffer) {
+        let system = try system(above: try settledResidentBytes(), admissionWait: admissionWait)
+        let active = try system.register(.test("active")) { IdleDelegate() }
+        try await active.launch()
+        let heap = try system.heap(for: active.identifier)
+        return (system, active, heap, try heap.allocate(byteCount: 64 * mebibyte))
+    }
+
     /// A suspended app holding `mebibytes` of resident ballast in its heap.
     func suspendedApp(_ name: String, mebibytes: Int, in system: MemorySystem) async throws -> App {
         let registry = system.registry
@@ -66,12 +76,7 @@ struct HeapAdmissionTests {
     }
 
     @Test func withNoRoomToMakeTheAllocationIsRefusedAfterTheBoundedWaitAndChangesNothing() async throws {
-        let baseline = try settledResidentBytes()
-        let system = try Self.system(above: baseline, admissionWait: .milliseconds(300))
-        let active = try system.register(.test("active")) { IdleDelegate() }
-        try await active.launch()
-        let heap = try system.heap(for: active.identifier)
-        let held = try heap.allocate(byteCount: 64 * mebibyte)
+        let (system, active, heap, held) = try await Self.activeAppHolding64MiB(admissionWait: .milliseconds(300))
         let refusals = Mutex<[AppIdentifier]>([])
         let observation = system.events.observe { event in
             if case .allocationRefused(let app, let bytes) = event, bytes == 256 * mebibyte {

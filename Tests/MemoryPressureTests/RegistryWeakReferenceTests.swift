@@ -12,16 +12,16 @@ import Testing
     /// cache that unregisters a metric or logs its owner's footprint would.
     final class CacheUsingTheRegistryAsItGoes: Purgeable {
         let registry: PurgeRegistry
-        let deinits: SharedCounter
+        let deinits: SharedBox<Int>
 
-        init(registry: PurgeRegistry, deinits: SharedCounter) {
+        init(registry: PurgeRegistry, deinits: SharedBox<Int>) {
             self.registry = registry
             self.deinits = deinits
         }
 
         deinit {
             _ = registry.footprint(of: owner)
-            deinits.value.add(1, ordering: .relaxed)
+            deinits.update { $0 += 1 }
         }
 
         var name: String { "uses the registry as it goes" }
@@ -34,17 +34,13 @@ import Testing
         func purge(for event: PurgeEvent) -> CachePurgeResult { CachePurgeResult() }
     }
 
-    final class SharedCounter: Sendable {
-        let value = Atomic<Int>(0)
-    }
-
     /// One thread registers caches (each registration reads every registered cache's weak
     /// reference under the lock) while another lets go of them: a cache whose last reference was
     /// the registry's read ran its deinitializer under the lock, and the footprint it reads there
     /// trapped ("Recursive call to lock Mutex"), ending the process.
     @Test func aCacheLetGoOfWhileTheRegistryReadsItDeinitializesOutsideTheLock() async {
         let registry = PurgeRegistry()
-        let deinits = SharedCounter()
+        let deinits = SharedBox(0)
         let rounds = 5_000
         // Each cache goes from the registering thread to the releasing one through this box.
         let handedOver = Mutex<[CacheUsingTheRegistryAsItGoes]>([])
@@ -70,7 +66,7 @@ import Testing
             group.notify(queue: .global()) { finished.resume() }
         }
         registry.pruneReleased(.test("owner"))
-        #expect(deinits.value.load(ordering: .relaxed) == rounds)
+        #expect(deinits.value == rounds)
         #expect(registry.caches(of: .test("owner")).isEmpty)
     }
 }

@@ -33,13 +33,8 @@ extension HeapAdmissionTests {
     }
 
     @Test func asyncAllocationsWaitingForRoomHoldNoThreadAndACancelledOneIsRefusedAndChangesNothing() async throws {
-        let baseline = try settledResidentBytes()
-        // Nothing can make room (the only app is active), and no wait ends by itself during the test.
-        let system = try Self.system(above: baseline, admissionWait: .seconds(60))
-        let active = try system.register(.test("active")) { IdleDelegate() }
-        try await active.launch()
-        let heap = try system.heap(for: active.identifier)
-        let held = try heap.allocate(byteCount: 64 * mebibyte)
+        // No wait ends by itself during the test.
+        let (system, active, heap, held) = try await Self.activeAppHolding64MiB(admissionWait: .seconds(60))
         // More waiting allocations than the cooperative pool has threads: blocked threads would
         // leave none for the probe below.
         let waiting = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 2
@@ -79,12 +74,7 @@ extension HeapAdmissionTests {
     }
 
     @Test func withNoRoomToMakeAnAsyncAllocationIsRefusedAfterTheBoundedWait() async throws {
-        let baseline = try settledResidentBytes()
-        let system = try Self.system(above: baseline, admissionWait: .milliseconds(300))
-        let active = try system.register(.test("active")) { IdleDelegate() }
-        try await active.launch()
-        let heap = try system.heap(for: active.identifier)
-        let held = try heap.allocate(byteCount: 64 * mebibyte)
+        let (system, active, heap, held) = try await Self.activeAppHolding64MiB(admissionWait: .milliseconds(300))
 
         let error = try await system.running { () -> MemoryPressureError? in
             try await Task.sleep(for: .milliseconds(100))
