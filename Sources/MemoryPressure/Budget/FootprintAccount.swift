@@ -22,6 +22,8 @@ final class FootprintAccount: Sendable {
         case budget
         /// Past the budget, and the waiting task was cancelled before room was made.
         case budgetWaitCancelled
+        /// Past the budget, on the reclamation thread, which cannot wait for the room it makes.
+        case budgetOnReclamationThread
     }
 
     /// Heap bytes admitted: live buffers, allocations under way, and the bytes the threads'
@@ -129,6 +131,9 @@ final class FootprintAccount: Sendable {
     func admitSuspending(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) async throws(MemoryPressureError) {
         if !faultedInLater, admitFromStock(bytes) { return }
         guard let after = count(bytes, faultedInLater: faultedInLater), passesBudget(bytes, footprintAfter: after) else { return }
+        guard RoomSignal.mayWaitOnThisThread else {
+            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budgetOnReclamationThread)
+        }
         drainOwnStock()
         let hasRoom = await room.waitSuspending(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
         guard hasRoom else {
@@ -250,9 +255,13 @@ final class FootprintAccount: Sendable {
     }
 
     /// Sleeps until the admitted bytes fit in the budget, woken by every free, sample and budget
-    /// change; when the admission wait passes first, uncounts `bytes` and refuses them.
+    /// change; when the admission wait passes first, uncounts `bytes` and refuses them. On the
+    /// reclamation thread, which makes the room, refuses them at once.
     @inline(never)
     private func waitForRoom(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
+        guard RoomSignal.mayWaitOnThisThread else {
+            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budgetOnReclamationThread)
+        }
         drainOwnStock()
         let hasRoom = room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
         guard hasRoom else { throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budget) }
@@ -292,6 +301,11 @@ final class FootprintAccount: Sendable {
             .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), waitEnded: "no room was made within \(admissionWait)")
         case .budgetWaitCancelled:
             .heapOverBudget(app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed), waitEnded: "its task was cancelled before room was made")
+        case .budgetOnReclamationThread:
+            .heapOverBudget(
+                app: app, bytes: bytes, footprintBytes: footprint, budgetBytes: budgetBytes.load(ordering: .relaxed),
+                waitEnded: "it was made on the reclamation thread (an observer of the system's events, an eviction handler or a discard callback run there), which cannot wait for the room it makes"
+            )
         }
         if firstInEpisode {
             logger.notice("refused an app-heap allocation", metadata: ["app": "\(app)", "bytes": "\(bytes)", "reason": "\(error)"])

@@ -66,7 +66,9 @@ public final class AppHeap: Sendable {
     /// In a heap a memory system hosts, the allocation is admitted first: it is refused at once if
     /// it would take the heap past the app's hard limit in its current state; if it would take the
     /// process past its budget, it wakes the reclamation ladder and waits (up to the configuration's
-    /// `admissionWait`) for room, then is refused. A refused allocation leaves the heap's bytes
+    /// `admissionWait`) for room, then is refused. On the reclamation thread (an observer of
+    /// ``MemorySystem/events``, or an eviction handler or discard callback the ladder runs), which
+    /// makes that room, it is refused at once instead. A refused allocation leaves the heap's bytes
     /// unchanged. Large buffers' pages are faulted in before the buffer is returned.
     ///
     /// - Parameters:

@@ -57,6 +57,7 @@ final class ReclamationExecutor: TaskExecutor, SerialExecutor {
 
     private func run() {
         thread.store(pthread_self(), ordering: .releasing)
+        RoomSignal.neverWaitOnThisThread()
         while true {
             _ = ready.wait()
             let (job, isDone) = jobs.withLock { jobs in

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Synchronization
 
 /// Where allocations wait for room under the budget: a condition variable for threads, and a list of
@@ -67,4 +72,27 @@ final class RoomSignal: Sendable {
         }
         for wakeUp in wakeUps { wakeUp.resolve(()) }
     }
+}
+
+extension RoomSignal {
+    /// Marks the calling thread as the one that makes room: the reclamation thread, where the
+    /// ladder purges and terminates, and where the service's observers of its events, eviction
+    /// handlers and discard callbacks run. An allocation made there could only wait for room that
+    /// this very thread makes, so it does not wait: ``mayWaitOnThisThread`` is false.
+    static func neverWaitOnThisThread() {
+        pthread_setspecific(noWaitKey, UnsafeRawPointer(bitPattern: 1))
+    }
+
+    /// Whether an allocation on the calling thread may wait for room (see
+    /// ``neverWaitOnThisThread()``).
+    static var mayWaitOnThisThread: Bool {
+        pthread_getspecific(noWaitKey) == nil
+    }
+
+    private static let noWaitKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: errno \(status)")
+        return key
+    }()
 }
