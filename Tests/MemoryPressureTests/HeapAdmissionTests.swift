@@ -38,6 +38,16 @@ struct HeapAdmissionTests {
         return (system, active, heap, try heap.allocate(byteCount: 64 * mebibyte))
     }
 
+    /// A system as ``system(above:admissionWait:interval:)`` above the settled baseline, with a
+    /// suspended app holding 96 MiB (the victim) and an active app.
+    func suspendedVictimAndActiveApp(admissionWait: Duration) async throws -> (system: MemorySystem, victim: App, active: App) {
+        let system = try Self.system(above: try settledResidentBytes(), admissionWait: admissionWait)
+        let victim = try await suspendedApp("victim", mebibytes: 96, in: system)
+        let active = try system.register(.test("active")) { IdleDelegate() }
+        try await active.launch()
+        return (system, victim, active)
+    }
+
     /// A suspended app holding `mebibytes` of resident ballast in its heap.
     func suspendedApp(_ name: String, mebibytes: Int, in system: MemorySystem) async throws -> App {
         let registry = system.registry
@@ -51,11 +61,7 @@ struct HeapAdmissionTests {
     }
 
     @Test func anAllocationPastTheBudgetWaitsAndSucceedsOnceASuspendedAppsTerminationMakesRoom() async throws {
-        let baseline = try settledResidentBytes()
-        let system = try Self.system(above: baseline, admissionWait: .seconds(30))
-        let victim = try await suspendedApp("victim", mebibytes: 96, in: system)
-        let active = try system.register(.test("active")) { IdleDelegate() }
-        try await active.launch()
+        let (system, victim, active) = try await suspendedVictimAndActiveApp(admissionWait: .seconds(30))
         #expect(victim.state == .suspended)
 
         let buffer = try await system.running {

@@ -12,11 +12,7 @@ import Testing
 /// admission suite, which runs alone, as the footprints it measures need.
 extension HeapAdmissionTests {
     @Test func anAsyncAllocationPastTheBudgetSucceedsOnceASuspendedAppsTerminationMakesRoom() async throws {
-        let baseline = try settledResidentBytes()
-        let system = try Self.system(above: baseline, admissionWait: .seconds(30))
-        let victim = try await suspendedApp("victim", mebibytes: 96, in: system)
-        let active = try system.register(.test("active")) { IdleDelegate() }
-        try await active.launch()
+        let (system, victim, active) = try await suspendedVictimAndActiveApp(admissionWait: .seconds(30))
         let heap = try system.heap(for: active.identifier)
 
         let buffer = try await system.running {

@@ -131,10 +131,7 @@ final class FootprintAccount: Sendable {
     func admitSuspending(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) async throws(MemoryPressureError) {
         if !faultedInLater, admitFromStock(bytes) { return }
         guard let after = count(bytes, faultedInLater: faultedInLater), passesBudget(bytes, footprintAfter: after) else { return }
-        guard RoomSignal.mayWaitOnThisThread else {
-            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budgetOnReclamationThread)
-        }
-        drainOwnStock()
+        try prepareToWait(bytes, app: app, faultedInLater: faultedInLater)
         let hasRoom = await room.waitSuspending(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
         guard hasRoom else {
             throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, Task.isCancelled ? .budgetWaitCancelled : .budget)
@@ -259,16 +256,18 @@ final class FootprintAccount: Sendable {
     /// reclamation thread, which makes the room, refuses them at once.
     @inline(never)
     private func waitForRoom(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
-        guard RoomSignal.mayWaitOnThisThread else {
-            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budgetOnReclamationThread)
-        }
-        drainOwnStock()
+        try prepareToWait(bytes, app: app, faultedInLater: faultedInLater)
         let hasRoom = room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
         guard hasRoom else { throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budget) }
     }
 
-    /// Gives back the calling thread's stock, which is room a waiting allocation would hold.
-    private func drainOwnStock() {
+    /// Readies `bytes` past the budget to wait for room: refuses them at once on the reclamation
+    /// thread, which makes the room and so cannot wait for it; otherwise gives back the calling
+    /// thread's stock, which is room the waiting allocation would hold.
+    private func prepareToWait(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
+        guard RoomSignal.mayWaitOnThisThread else {
+            throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budgetOnReclamationThread)
+        }
         let stock = ChargeStock.current(stockKey)
         if stock.pointee.isCharged(to: self) { stock.pointee.drain() }
     }
