@@ -82,6 +82,8 @@ public final class MemorySystem: Sendable {
     let processes: ProcessApps
     let journal = ReclamationJournal()
     let terminator: Terminator
+    /// Every app's host: purges an app entering the background, while the system runs.
+    let backgroundPurge: BackgroundPurge
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
     let account: FootprintAccount
     private let lifecycleObservation: ObservationToken
@@ -118,6 +120,7 @@ public final class MemorySystem: Sendable {
             try StateArchive(directory: directory)
         }
         let terminator = Terminator(registry: registry, processes: processes, journal: journal, logger: configuration.logger)
+        backgroundPurge = BackgroundPurge(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
         let registry = registry
         lifecycleObservation = lifecycleEvents.observe { event in
@@ -159,7 +162,7 @@ public final class MemorySystem: Sendable {
         return try hosted.add(identifier, limits: limits) {
             App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
-                stateArchive: stateArchive, makeDelegate: makeDelegate
+                stateArchive: stateArchive, host: backgroundPurge, makeDelegate: makeDelegate
             )
         }
     }
@@ -203,7 +206,7 @@ public final class MemorySystem: Sendable {
             return try hosted.add(identifier, limits: limits) {
                 App(
                     identifier: identifier, configuration: appConfiguration, events: lifecycleEvents, stateArchive: stateArchive,
-                    keepsRunningInBackground: options.inBackground == .run
+                    host: backgroundPurge, keepsRunningInBackground: options.inBackground == .run
                 ) {
                     ProcessAppDelegate(processes: processes)
                 }
@@ -320,32 +323,20 @@ public final class MemorySystem: Sendable {
         // Every announcement and the latest sample, whatever a ladder run waits for.
         let pressure = LadderMailbox()
         let monitorObservation = monitor.events.observe { pressure.post($0) }
-        let (enteringBackground, continuation) = AsyncStream.makeStream(of: AppIdentifier.self)
-        let observation = lifecycleEvents.observe { event in
-            if case .stateChanged(let app, _, .background) = event { continuation.yield(app) }
-        }
-        defer {
-            observation.cancel()
-            monitorObservation.cancel()
-            continuation.finish()
-        }
+        defer { monitorObservation.cancel() }
         try monitor.start()
         account.holdBudget(true)
+        backgroundPurge.turn(on: true)
         defer {
+            backgroundPurge.turn(on: false)
             account.holdBudget(false)
             monitor.stop()
         }
         let executor = try ReclamationExecutor()
         let warnings = WarningFollower()
-        let backgroundPurge = BackgroundPurge(apps: hosted, registry: registry, journal: journal, logger: logger)
         // Reclamation runs on its own executor, never behind the service's work on the cooperative
-        // pool. The mailbox and the stream end when the task is cancelled.
+        // pool. The mailbox ends when the task is cancelled.
         await withDiscardingTaskGroup { group in
-            group.addTask(executorPreference: executor) {
-                for await app in enteringBackground {
-                    backgroundPurge.purge(app)
-                }
-            }
             group.addTask(executorPreference: executor) { [journal, configuration] in
                 await warnings.run(recordingIn: journal, timeout: configuration.warningTimeout)
             }

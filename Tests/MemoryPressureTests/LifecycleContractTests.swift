@@ -383,8 +383,10 @@ struct LifecycleContractTests {
         try await Self.evictionHandlersOfASuspendedAppAreNotCalled(in: system)
     }
 
-    /// The caches of an app that is suspended are purged without calling into it; an eviction
-    /// handler under way when its app would suspend holds the suspension off until it returns.
+    /// The purge of an app entering the background runs on its run loop once `didEnterBackground`
+    /// has returned and before it suspends: its eviction handlers run in the background, every
+    /// time, an app's purge never waits behind another's, and the entry holds the suspension off
+    /// until the handlers return. A suspended app's caches are purged without calling into it.
     static func evictionHandlersOfASuspendedAppAreNotCalled(in system: MemorySystem) async throws {
         let configuration = try patient()
         let entered = DispatchSemaphore(value: 0)
@@ -418,38 +420,45 @@ struct LifecycleContractTests {
             delegate.hooks[.didEnterBackground] = { app in task.value = try? app.beginBackgroundTask { _ in } }
             return delegate
         }
-        // The archive suspends while the gallery's purge blocks the one ahead of its own.
+        // The archive enters the background while the gallery's purge blocks.
         let archive = try system.register(.test("archive"), configuration: configuration) {
             let delegate = StateReadingDelegate()
             delegate.hooks[.didFinishLaunching] = { app in makeCache(app, false) }
             return delegate
         }
-        let events = system.events.stream()
         try await system.running {
             try await gallery.launch()
             try await archive.launch()
-            #expect(try await gallery.enterBackground() == .background)
+            async let galleryEntry = gallery.enterBackground()
             #expect(await wait(for: entered))
             try gallery.endBackgroundTask(try #require(task.value))
             #expect(gallery.state == .background)
+            // Its purge does not wait behind the gallery's, and is done before it suspends.
             #expect(try await archive.enterBackground() == .suspended)
+            #expect(evictions.all.filter { $0.hasPrefix("archive") } == [
+                "archive 1 began in background", "archive 1 ended in background",
+                "archive 2 began in background", "archive 2 ended in background",
+            ])
+            #expect(gallery.state == .background)
             gate.signal()
-            let archivePurge = await events.first { event in
-                guard case .purge(let report, .enteringBackground) = event else { return false }
-                return report.entries.contains { $0.app == archive.identifier }
-            }
-            #expect(archivePurge != nil)
+            #expect(try await galleryEntry == .suspended)
         }
-        #expect(gallery.state == .suspended)
         // The gallery's handlers ran while it was in the background, all of them.
         #expect(evictions.all.filter { $0.hasPrefix("gallery") } == [
             "gallery 1 began in background", "gallery 1 ended in background",
             "gallery 2 began in background", "gallery 2 ended in background",
         ])
-        // The archive's cache was emptied of what may go without asking, its discardable content
-        // kept, and its handler never called.
-        #expect(!evictions.all.contains { $0.hasPrefix("archive") })
         let archiveCache = try #require(caches.value["archive"])
+        #expect(archiveCache.keysInEvictionOrder == [])
+
+        // The ladder purges a suspended app's caches as the registry's quiet purge does: what may
+        // go without asking goes, discardable content stays, and no handler is called.
+        let evictionsBefore = evictions.all.count
+        try archiveCache.setValue(1, forKey: 1, cost: 10)
+        try archiveCache.setValue(TestContent(id: 2), forKey: 2, cost: 10)
+        #expect(archive.holdSuspension() == nil, "a suspended app runs no code")
+        _ = system.registry.purge(.warning, apps: [archive.identifier], quietlyFor: [archive.identifier])
+        #expect(evictions.all.count == evictionsBefore)
         #expect(archiveCache.keysInEvictionOrder == [2])
         #expect((archiveCache.value(forKey: 2) as? TestContent)?.isContentDiscarded == false)
     }
@@ -722,73 +731,44 @@ struct LifecycleContractTests {
     @Test func theBackgroundPurgeSparesAnAppBackInTheForeground() async throws {
         let system = try Self.quietSystem()
         let configuration = try Self.patient()
-        let blockerEntered = DispatchSemaphore(value: 0)
-        let blockerGate = DispatchSemaphore(value: 0)
         let returningEntered = DispatchSemaphore(value: 0)
         let returningGate = DispatchSemaphore(value: 0)
-        defer {
-            blockerGate.signal()
-            returningGate.signal()
-        }
+        defer { returningGate.signal() }
         let caches = SharedBox<[String: PurgeableCache<Int, Int>]>([:])
-        let fill: @Sendable (isolated App, @escaping @Sendable (Int, Int) -> Void) -> Void = { app, onEviction in
+        let fill: @Sendable (isolated App) -> Void = { app in
             let name = app.identifier.rawValue
-            guard let cache = try? PurgeableCache<Int, Int>(name: name, owner: app.identifier, category: .images, onEviction: onEviction) else {
-                return
-            }
+            guard let cache = try? PurgeableCache<Int, Int>(name: name, owner: app.identifier, category: .images) else { return }
             for key in 1...4 { try? cache.setValue(key, forKey: key, cost: 10) }
             system.register(cache)
             caches.update { $0[name] = cache }
         }
-        // Its purge on entering the background holds up the ones behind it.
-        let blocker = try system.register(.test("blocker"), configuration: configuration) {
-            let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in
-                fill(app) { key, _ in
-                    guard key == 1 else { return }
-                    blockerEntered.signal()
-                    _ = blockerGate.wait(timeout: .now() + 60)
-                }
-            }
-            delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
-            return delegate
-        }
-        // Goes Home and comes back; its purge runs while it is in willEnterForeground, where its
-        // state reads background, as UIKit's does.
+        // Goes Home and is brought back while its didEnterBackground still runs: the purge that
+        // follows the callback finds it in the foreground.
         let returning = try system.register(.test("returning"), configuration: configuration) {
             let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in fill(app) { _, _ in } }
-            delegate.hooks[.willEnterForeground] = { _ in
+            delegate.hooks[.didFinishLaunching] = { app in fill(app) }
+            delegate.hooks[.didEnterBackground] = { _ in
                 returningEntered.signal()
                 _ = returningGate.wait(timeout: .now() + 60)
             }
             return delegate
         }
-        // Goes Home after the returning app: once its purge is done, the returning app's is too.
+        // Goes Home and stays there: purged.
         let marker = try system.register(.test("marker"), configuration: configuration) {
             let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in fill(app) { _, _ in } }
+            delegate.hooks[.didFinishLaunching] = { app in fill(app) }
             return delegate
         }
-        let events = system.events.stream()
         try await system.running {
-            for app in [blocker, returning, marker] { try await app.launch() }
-            #expect(try await blocker.enterBackground() == .background)
-            #expect(await Self.wait(for: blockerEntered))
-            #expect(try await returning.enterBackground() == .suspended)
-            async let back = returning.enterForeground()
+            for app in [returning, marker] { try await app.launch() }
+            async let home = returning.enterBackground()
             #expect(await Self.wait(for: returningEntered))
-            #expect(returning.state == .background)
-            #expect(try await marker.enterBackground() == .suspended)
-            blockerGate.signal()
-            let markerPurge = await events.first { event in
-                guard case .purge(let report, .enteringBackground) = event else { return false }
-                return report.entries.contains { $0.app == marker.identifier }
-            }
-            #expect(markerPurge != nil)
-            #expect(caches.value["returning"]?.keysInEvictionOrder == [1, 2, 3, 4])
+            async let back = returning.enterForeground()
+            #expect(await eventually { returning.systemState == .active })
             returningGate.signal()
+            _ = try await home
             #expect(try await back == .active)
+            #expect(try await marker.enterBackground() == .suspended)
         }
         #expect(caches.value["returning"]?.keysInEvictionOrder == [1, 2, 3, 4])
         #expect(caches.value["marker"]?.keysInEvictionOrder == [])

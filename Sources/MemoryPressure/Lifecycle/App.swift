@@ -52,6 +52,8 @@ public actor App {
     nonisolated let publishedStates = Atomic(PublishedStates.word(state: .notRunning, callbackState: nil))
     nonisolated let notificationRegistry = NotificationRegistry()
     nonisolated let events: EventSource<LifecycleEvent>?
+    /// The system that hosts the app, when one does: what it does at the lifecycle's own points.
+    nonisolated let host: (any AppHost)?
 
     /// Where the app saves its state, and where its launches restore it from.
     package nonisolated let stateArchive: StateArchive?
@@ -82,11 +84,13 @@ public actor App {
         delegate: sending any AppDelegate,
         configuration: AppConfiguration = .default,
         events: EventSource<LifecycleEvent>?,
-        stateArchive: StateArchive? = nil
+        stateArchive: StateArchive? = nil,
+        host: (any AppHost)? = nil
     ) {
         self.identifier = identifier
         self.configuration = configuration
         self.events = events
+        self.host = host
         self.stateArchive = stateArchive
         self.makeDelegate = nil
         self.delegate = delegate
@@ -102,12 +106,14 @@ public actor App {
         configuration: AppConfiguration = .default,
         events: EventSource<LifecycleEvent>? = nil,
         stateArchive: StateArchive? = nil,
+        host: (any AppHost)? = nil,
         keepsRunningInBackground: Bool = false,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) {
         self.identifier = identifier
         self.configuration = configuration
         self.events = events
+        self.host = host
         self.stateArchive = stateArchive
         self.makeDelegate = makeDelegate
         self.delegate = nil
@@ -339,6 +345,9 @@ public actor App {
             case .deliver(let notification):
                 notificationRegistry.deliverUnlessSuspended(notification, in: self)
             case .finishEnteringBackground:
+                // What the host reclaims of the entry, the app's discard callbacks among it, is
+                // done before the entry ends, and so before the app can suspend.
+                host?.appEnteredBackground(self)
                 finishEnteringBackground(generation: generation)
             case .suspendIfIdle:
                 suspendIfIdle(generation: generation)

@@ -28,8 +28,9 @@ enum LifecycleStep: Sendable, Equatable {
     case callback(LifecycleCallback)
     /// Deliver a notification queued while the app was suspended.
     case deliver(AppNotification)
-    /// `didEnterBackground` has returned: one entry into the background fewer under way, then
-    /// suspend if nothing keeps the app running.
+    /// `didEnterBackground` has returned: the host reclaims what the entry lets go
+    /// (``AppHost/appEnteredBackground(_:)``), then one entry into the background fewer under way,
+    /// then suspend if nothing keeps the app running.
     case finishEnteringBackground
     /// Suspend if nothing keeps the app running (``App/suspend()`` asked while entering the
     /// background: after the `didEnterBackground` queued before it).

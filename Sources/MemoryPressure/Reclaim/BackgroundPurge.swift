@@ -1,24 +1,39 @@
 import Logging
+import Synchronization
 
 /// Step 1 of the ladder: an app entering the background has its caches purged per category and its
-/// backing stores released, and the freed pages go back to the operating system.
-struct BackgroundPurge: Sendable {
-    let apps: HostedApps
+/// backing stores released, and the freed pages go back to the operating system; while the system
+/// runs.
+///
+/// It is every hosted app's ``AppHost``: the purge runs on the app's run loop once its
+/// `didEnterBackground` has returned and before the app can suspend, so it runs the app's eviction
+/// handlers and discard callbacks every time (a purge that found the app suspended already kept its
+/// discardable content), and its report is published once the discards it counts are done.
+final class BackgroundPurge: AppHost {
     let registry: PurgeRegistry
     let journal: ReclamationJournal
     let logger: Logger
+    /// Whether the system runs: apps entering the background are purged only then.
+    private let isOn = Atomic<Bool>(false)
 
-    /// Purges `identifier`'s caches and stores, if it is still in the background (or suspended) now:
-    /// an app that came back to the foreground meanwhile keeps them. A running app is held out of
-    /// suspension while its eviction handlers run; a suspended app's caches are purged without a
-    /// call into it.
-    func purge(_ identifier: AppIdentifier) {
-        guard let app = apps.app(identifier) else { return }
-        let hold = app.holdSuspension()
-        defer { if let hold { app.release(hold) } }
-        let state = app.systemState
-        guard state == .background || state == .suspended else { return }
-        let report = registry.purge(.enteringBackground, apps: [identifier], quietlyFor: hold == nil ? [identifier] : [])
+    init(registry: PurgeRegistry, journal: ReclamationJournal, logger: Logger) {
+        self.registry = registry
+        self.journal = journal
+        self.logger = logger
+    }
+
+    /// Purges apps entering the background from now on (`true`), or no more (`false`).
+    func turn(on: Bool) {
+        isOn.store(on, ordering: .releasing)
+    }
+
+    /// Purges `app`'s caches and stores, if it is still in the background: an app brought back to
+    /// the foreground meanwhile keeps them. The entry under way keeps the app from suspending while
+    /// its eviction handlers and discard callbacks run.
+    func appEnteredBackground(_ app: App) {
+        guard isOn.load(ordering: .acquiring), app.systemState == .background else { return }
+        let identifier = app.identifier
+        let report = registry.purge(.enteringBackground, apps: [identifier])
         guard !report.entries.isEmpty else { return }
         logger.debug("purged on entering the background", metadata: [
             "app": "\(identifier)", "bytes": "\(report.releasedBytes)",

@@ -1,0 +1,14 @@
+/// What the system that hosts an app does at the points of the app's lifecycle that are the
+/// system's own, beside the app's callbacks: the seam through which a host plugs into every app it
+/// makes, so that the lifecycle knows nothing of what the host does there.
+package protocol AppHost: AnyObject, Sendable {
+    /// The app's `didEnterBackground` has returned, and the app has not suspended yet: it cannot
+    /// until this returns. Called on the app's run loop, isolated to it, with no lock held, once per
+    /// entry into the background (a launch into the background included), so that what the host
+    /// runs of the app's code here (eviction handlers, discard callbacks) runs while the app still
+    /// runs code, and is done before the app suspends.
+    ///
+    /// - Parameter app: The app; its ``App/state`` may have moved on meanwhile (a return to the
+    ///   foreground queued behind this entry).
+    func appEnteredBackground(_ app: App)
+}

@@ -1,0 +1,244 @@
+import Dispatch
+import Foundation
+import MemoryPressure
+import MemoryPressureTestKit
+import MemoryTestSupport
+import Synchronization
+import Testing
+
+/// Issue 42: discardable content is discarded at every purge that reaches it, on entering the
+/// background and at the warning level, and the purge's report, published once the discards are
+/// done, counts them. Written against the public API only, as a UIKit developer would try it.
+@Suite(.serialized) struct DiscardEveryTimeTests {
+    /// A value that conforms through the library's own ``ContentAccessCount``.
+    final class Discardable: DiscardableContent {
+        let access = ContentAccessCount()
+        func beginContentAccess() -> Bool { access.begin() }
+        func endContentAccess() { access.end() }
+        func discardContentIfPossible() { access.discardIfPossible {} }
+        var isContentDiscarded: Bool { access.isDiscarded }
+    }
+
+    struct Payload: Sendable {
+        let bytes: [UInt8]
+    }
+
+    /// What one launch of the app made.
+    struct Made: Sendable {
+        let discardable: PurgeableCache<Int, Discardable>
+        let values: [Discardable]
+        let plain: [String: PurgeableCache<Int, Payload>]
+        let store: BackingStore
+    }
+
+    /// The index of the value whose access stays open.
+    static let inUse = 3
+    static let keeps = CacheCategory.custom(name: "kept", onEnteringBackground: .keep, onWarning: .keep, onCritical: .keep)
+
+    /// In `app`'s `didFinishLaunching`: four caches of 100 payloads each (images, media,
+    /// rebuildable objects and a custom category that keeps its entries on entering the
+    /// background), a discardable cache of 10 values, the fourth in use, and a backing store.
+    static func makeCaches(in app: isolated App, system: MemorySystem) throws -> Made {
+        var plain: [String: PurgeableCache<Int, Payload>] = [:]
+        for (name, category) in [("images", CacheCategory.images), ("media", .media), ("rebuildable", .rebuildableObjects), ("kept", keeps)] {
+            let cache = try PurgeableCache<Int, Payload>(name: name, owner: app.identifier, category: category)
+            for key in 0..<100 { try cache.setValue(Payload(bytes: [UInt8](repeating: 1, count: 64)), forKey: key, cost: 64) }
+            system.register(cache)
+            plain[name] = cache
+        }
+        let discardable = try PurgeableCache<Int, Discardable>(name: "discardable", owner: app.identifier, category: .images)
+        let values = (0..<10).map { _ in Discardable() }
+        for (key, value) in values.enumerated() { try discardable.setValue(value, forKey: key, cost: 100) }
+        #expect(values[inUse].beginContentAccess())
+        system.register(discardable)
+        let store = try BackingStore(width: 64, height: 64, in: try system.heap(for: app.identifier)) { pixels in
+            pixels.initializeMemory(as: UInt8.self, repeating: 0)
+        }
+        _ = try store.withPixels { $0.count }
+        system.register(store, owner: app.identifier)
+        return Made(discardable: discardable, values: values, plain: plain, store: store)
+    }
+
+    /// The report's entry for the discardable cache of `app`.
+    static func discardableEntry(of app: AppIdentifier, in report: PurgeReport) -> PurgeReport.Entry? {
+        report.entries.first { $0.app == app && $0.source == .cache(name: "discardable", category: .images) }
+    }
+
+    /// Checks that every value not in use was discarded and removed, the one in use kept and not
+    /// discarded, and that the report counts what was discarded.
+    static func expectDiscardedButTheOneInUse(_ made: Made, report: PurgeReport, app: AppIdentifier, round: Int) {
+        for (key, value) in made.values.enumerated() {
+            let kept = key == inUse
+            #expect(value.isContentDiscarded == !kept, "round \(round): value \(key)")
+            #expect((made.discardable.value(forKey: key) != nil) == kept, "round \(round): value \(key)")
+        }
+        #expect(made.discardable.count == 1, "round \(round)")
+        let discarded = made.values.filter(\.isContentDiscarded).count
+        #expect(discardableEntry(of: app, in: report)?.removedCount == discarded, "round \(round)")
+    }
+
+    static func quietSystem(source: ScriptedSampleSource? = nil) throws -> MemorySystem {
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 70 << 20, thresholds: .tight, logger: silentLogger)
+        if let source { configuration.monitor.sources = [source] }
+        return try MemorySystem(configuration: configuration)
+    }
+
+    @Test func everyEntryIntoTheBackgroundDiscardsWhatIsNotInUse() async throws {
+        let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
+        let made = SharedBox<Made?>(nil)
+        let app = try system.register(.test("photos"), configuration: .quick) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+            return delegate
+        }
+        var events = system.events.stream().makeAsyncIterator()
+        try await system.running {
+            for round in 0..<1000 {
+                try await app.launch()
+                let caches = try #require(made.value, "round \(round)")
+                #expect(try await app.enterBackground() == .suspended)
+                var report: PurgeReport?
+                while report == nil, let event = await events.next() {
+                    if case .purge(let purge, .enteringBackground) = event, purge.entries.contains(where: { $0.app == app.identifier }) {
+                        report = purge
+                    }
+                }
+                let purge = try #require(report, "round \(round)")
+                Self.expectDiscardedButTheOneInUse(caches, report: purge, app: app.identifier, round: round)
+                #expect(caches.plain["images"]?.count == 0)
+                #expect(caches.plain["media"]?.count == 0)
+                #expect(caches.plain["rebuildable"]?.count == 10)
+                #expect(caches.plain["kept"]?.count == 100)
+                #expect(caches.store.byteCount == 0)
+                #expect(purge.entries.contains { $0.app == app.identifier && $0.source == .store })
+                caches.values[Self.inUse].endContentAccess()
+                try await app.terminate(reason: .explicit)
+                made.value = nil
+            }
+        }
+    }
+
+    /// Content in use is passed over, and discarded at the next purge after its access ends.
+    @Test func contentInUseIsDiscardedAtTheNextPurgeAfterItsAccessEnds() async throws {
+        let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
+        let made = SharedBox<Made?>(nil)
+        let app = try system.register(.test("photos"), configuration: .quick) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+            return delegate
+        }
+        try await system.running {
+            try await app.launch()
+            let caches = try #require(made.value)
+            #expect(try await app.enterBackground() == .suspended)
+            let inUse = caches.values[Self.inUse]
+            #expect(!inUse.isContentDiscarded)
+            inUse.endContentAccess()
+            #expect(try await app.enterForeground() == .active)
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(inUse.isContentDiscarded)
+            #expect(caches.discardable.count == 0)
+        }
+        await system.shutDown()
+    }
+
+    /// A warning-level purge of an app that runs in the background (a background task holds it
+    /// there) discards what is not in use, every time.
+    @Test func aWarningPurgeOfABackgroundAppDiscardsWhatIsNotInUse() async throws {
+        let source = ScriptedSampleSource(residentBytes: 10 << 20)
+        let system = try Self.quietSystem(source: source)
+        let budget = system.budget.totalBytes
+        let made = SharedBox<Made?>(nil)
+        let app = try system.register(.test("music"), configuration: try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+            delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
+            return delegate
+        }
+        var events = system.events.stream().makeAsyncIterator()
+        try await system.running {
+            try await app.launch()
+            #expect(try await app.enterBackground() == .background)
+            let owner = app.identifier
+            for round in 0..<20 {
+                // Fresh content in the background app's cache, the fourth in use again.
+                let caches = try #require(made.value)
+                let values = (0..<10).map { _ in Discardable() }
+                for (key, value) in values.enumerated() { try caches.discardable.setValue(value, forKey: key, cost: 100) }
+                #expect(values[Self.inUse].beginContentAccess())
+                let fresh = Made(discardable: caches.discardable, values: values, plain: caches.plain, store: caches.store)
+                source.set(residentBytes: Int(Double(budget) * 0.82), stall: nil)
+                var report: PurgeReport?
+                while report == nil, let event = await events.next() {
+                    if case .purge(let purge, .purge) = event, Self.discardableEntry(of: owner, in: purge) != nil {
+                        report = purge
+                    }
+                }
+                let purge = try #require(report, "round \(round)")
+                #expect(purge.event == .warning)
+                #expect(app.state == .background)
+                Self.expectDiscardedButTheOneInUse(fresh, report: purge, app: owner, round: round)
+                // Back to normal before the access ends, so that no later purge of this episode
+                // discards the value in use and is taken for the next round's.
+                source.set(residentBytes: 10 << 20, stall: nil)
+                #expect(await eventually { system.monitor.level == .normal })
+                values[Self.inUse].endContentAccess()
+            }
+        }
+        await system.shutDown()
+    }
+
+    /// The purge races accesses begun and ended on other threads: every value is then either
+    /// discarded and removed or kept and not discarded, the one held in use is kept, and the
+    /// report counts what was discarded; nothing crashes (the suite runs under ThreadSanitizer in
+    /// CI too).
+    @Test func aPurgeRacingAccessesKeepsTheRules() async throws {
+        let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
+        let made = SharedBox<Made?>(nil)
+        let app = try system.register(.test("photos"), configuration: .quick) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+            return delegate
+        }
+        var events = system.events.stream().makeAsyncIterator()
+        try await system.running {
+            for round in 0..<200 {
+                try await app.launch()
+                let caches = try #require(made.value)
+                let racing = Atomic<Bool>(true)
+                // Threads of their own: spinning on the cooperative pool (Dispatch's global queue,
+                // two threads here) would starve the test's own task.
+                let finished = DispatchSemaphore(value: 0)
+                for key in [0, 5, 9] {
+                    let value = caches.values[key]
+                    Thread {
+                        while racing.load(ordering: .relaxed) {
+                            if value.beginContentAccess() { value.endContentAccess() }
+                        }
+                        finished.signal()
+                    }.start()
+                }
+                #expect(try await app.enterBackground() == .suspended)
+                racing.store(false, ordering: .relaxed)
+                for _ in 0..<3 { finished.wait() }
+                var report: PurgeReport?
+                while report == nil, let event = await events.next() {
+                    if case .purge(let purge, .enteringBackground) = event, purge.entries.contains(where: { $0.app == app.identifier }) {
+                        report = purge
+                    }
+                }
+                let purge = try #require(report, "round \(round)")
+                for (key, value) in caches.values.enumerated() {
+                    #expect(value.isContentDiscarded == (caches.discardable.value(forKey: key) == nil), "round \(round): value \(key)")
+                }
+                #expect(!caches.values[Self.inUse].isContentDiscarded)
+                #expect(caches.values.enumerated().allSatisfy { key, value in [0, 5, 9, Self.inUse].contains(key) || value.isContentDiscarded })
+                let discarded = caches.values.filter(\.isContentDiscarded).count
+                #expect(Self.discardableEntry(of: app.identifier, in: purge)?.removedCount == discarded, "round \(round)")
+                caches.values[Self.inUse].endContentAccess()
+                try await app.terminate(reason: .explicit)
+                made.value = nil
+            }
+        }
+    }
+}
