@@ -101,6 +101,9 @@ public final class MemorySystem: Sendable {
     ///   outside ``Configuration/acceptedWaits``, or the state archive's directory cannot be used.
     public init(configuration: Configuration) throws(MemoryPressureError) {
         try configuration.checkTarget()
+        var configuration = configuration
+        configuration.logger = configuration.logger.callingOut
+        configuration.monitor.logger = configuration.monitor.logger.callingOut
         self.configuration = configuration
         let journal = journal
         account = FootprintAccount(

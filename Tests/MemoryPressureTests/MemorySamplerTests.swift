@@ -10,7 +10,7 @@ import Testing
 @Suite(.exclusiveMemoryUse)
 struct MemorySamplerTests {
     @Test func fullSampleReadsTheRealSources() throws {
-        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: recordingLogger().0)
+        let sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: recordingLogger().0)
         let sample = sampler.sample(.full)
         let resident = try #require(sample.residentBytes)
         #expect(resident > 1 << 20)
@@ -24,7 +24,7 @@ struct MemorySamplerTests {
     }
 
     @Test func cheapSampleReadsOnlyStatm() throws {
-        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: recordingLogger().0)
+        let sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: recordingLogger().0)
         let sample = sampler.sample(.cheap)
         #expect(try #require(sample.residentBytes) > 1 << 20)
         #expect(sample.jemalloc == nil)
@@ -34,7 +34,7 @@ struct MemorySamplerTests {
 
     @Test func aMissingFileIsLoggedOnceAndLeftUnknown() {
         let (logger, messages) = recordingLogger()
-        var sampler = MemorySampler(sources: [MissingSource(), ProcessMemorySampleSource()], logger: logger)
+        let sampler = MemorySampler(sources: [MissingSource(), ProcessMemorySampleSource()], logger: logger)
         for _ in 0..<5 {
             let sample = sampler.sample(.full)
             #expect(sample.residentBytes != nil)

@@ -187,7 +187,7 @@ struct FaultInjectionTests {
     @Test func unreadableMissingAndGarbageFiguresAreLoggedOnceAndTheRestIsSampled() throws {
         let directory = try TemporaryDirectory()
         let (logger, messages) = recordingLogger()
-        var sampler = MemorySampler(sources: try Self.faultySources(in: directory) + [JemallocSampleSource()], logger: logger)
+        let sampler = MemorySampler(sources: try Self.faultySources(in: directory) + [JemallocSampleSource()], logger: logger)
         for _ in 0..<5 {
             let sample = sampler.sample(.full)
             #expect(sample.residentBytes != nil)

@@ -63,7 +63,7 @@ let benchmarks: @Sendable () -> Void = {
     // also refreshes jemalloc's epoch and reads its statistics, the cgroup's files where they exist
     // and PSI. The allocations are counted after the timed loop, over as many samples again.
     Benchmark("sample-cheap", configuration: countingAllocations) { benchmark in
-        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
+        let sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             blackHole(sampler.sample(.cheap))
@@ -73,7 +73,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     Benchmark("sample-full", configuration: countingAllocations) { benchmark in
-        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
+        let sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: silentLogger)
         _ = sampler.sample(.full)  // sources whose files are missing are retired on the first sample
         benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {

@@ -30,7 +30,7 @@ struct TenantFigures {
         figures.launchPerApp = (clock.now - start).wholeNanoseconds / count
         if let failure = failure.value { throw BenchmarkFailure(failure) }
 
-        var sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: system.configuration.logger)
+        let sampler = MemorySampler(sources: PressureMonitor.Configuration.standardSources, logger: system.configuration.logger)
         _ = sampler.sample(.full)  // sources whose files are missing are retired on the first sample
         let samples = 20
         figures.fullSample = nanoseconds {

@@ -39,7 +39,7 @@ final class FootprintAccount: Sendable {
     private let holdsBudget = Atomic<Bool>(false)
     /// The earliest threshold crossing on the allocation path that the ladder has not claimed, and
     /// the threshold it crossed. Rare (crossings only), so a lock costs nothing.
-    private let crossing = Mutex<(time: ContinuousClock.Instant, thresholdBytes: Int)?>(nil)
+    private let crossing = LibraryLock<(time: ContinuousClock.Instant, thresholdBytes: Int)?>(nil)
     /// Whether ``crossing`` holds one: read without the lock on the faulting path.
     private let crossingUnclaimed = Atomic<Bool>(false)
 
@@ -50,7 +50,7 @@ final class FootprintAccount: Sendable {
         var logged = false
     }
 
-    private let refusals = Mutex(Refusals())
+    private let refusals = LibraryLock(Refusals())
     /// The budget's bytes and its warning and critical thresholds, which follow the cgroup's limit
     /// (``setBudget(_:)``): read with relaxed loads on the allocation path.
     private let budgetBytes: Atomic<Int>
@@ -61,7 +61,7 @@ final class FootprintAccount: Sendable {
     private let admissionWait: Duration
     private let logger: Logger
     /// Asks the monitor for a sample now; set once the monitor exists.
-    private let wake = Mutex<(@Sendable () -> Void)?>(nil)
+    private let wake = LibraryLock<(@Sendable () -> Void)?>(nil)
     /// Told of every refusal.
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
     /// Where allocations over the budget wait for room: signalled whenever the footprint may fall.

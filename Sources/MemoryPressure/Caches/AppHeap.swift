@@ -214,7 +214,7 @@ extension AppHeap {
         private let ownArenaIndex = Atomic<UInt32>(noArena)
         static let noArena = UInt32.max
         /// Held while the own arena is taken, purged or destroyed, and while the heap is finished.
-        private let ownArenaLock = Mutex(OwnArenaState())
+        private let ownArenaLock = LibraryLock(OwnArenaState())
 
         private struct OwnArenaState {
             /// The limit or jemalloc refused an own arena: the heap stays in the pool.
@@ -635,7 +635,10 @@ public final class HeapBuffer: Sendable {
         Storage(unsafeBufferObject: self).withUnsafeMutablePointerToHeader { $0 }
     }
 
-    /// The lock, at the tail's start.
+    /// The lock, at the tail's start. A plain `Mutex`, not a ``LibraryLock``: it is the caller's
+    /// own exclusive access to its bytes, held across the caller's code (``withUnsafeBytes(_:)``,
+    /// a backing store's renderer) as a `Mutex` of its own would be, not a lock of the library's
+    /// bookkeeping.
     private var lock: UnsafeMutablePointer<Mutex<Void>> {
         Storage(unsafeBufferObject: self).withUnsafeMutablePointerToElements {
             UnsafeMutableRawPointer($0).assumingMemoryBound(to: Mutex<Void>.self)
@@ -693,7 +696,7 @@ public final class HeapBuffer: Sendable {
     ) throws(Failure) -> Result {
         let bytes = bytes
         return try withAccess { () throws(Failure) -> Result in
-            try body(UnsafeRawBufferPointer(bytes))
+            try callOut { () throws(Failure) -> Result in try body(UnsafeRawBufferPointer(bytes)) }
         }
     }
 
@@ -710,7 +713,7 @@ public final class HeapBuffer: Sendable {
     ) throws(Failure) -> Result {
         let bytes = bytes
         return try withAccess { () throws(Failure) -> Result in
-            try body(bytes)
+            try callOut { () throws(Failure) -> Result in try body(bytes) }
         }
     }
 

@@ -39,12 +39,12 @@ public final class BackingStore: ReleasableStore {
     package let heap: AppHeap
 
     private let render: Renderer
-    private let pixels = Mutex<HeapBuffer?>(nil)
+    private let pixels = LibraryLock<HeapBuffer?>(nil)
     private let visible = Atomic<Bool>(false)
     private let renders = Atomic<Int>(0)
     /// The threads running the renderer now (`PosixThread.current`): a use from one of them is the
     /// renderer reading its own store, which would render again without end.
-    private let renderingThreads = Mutex<[UInt]>([])
+    private let renderingThreads = LibraryLock<[UInt]>([])
 
     /// Makes a store of `width` x `height` pixels of `bytesPerPixel` bytes in `heap`, drawn by
     /// `render` on first use and after each release. Dimensions must be at least 1. Nothing is

@@ -28,7 +28,7 @@ public final class ContentAccessCount: Sendable {
         var isDiscarded = false
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     /// A count with no access open and the content not discarded.
     public init() {}
@@ -66,7 +66,7 @@ public final class ContentAccessCount: Sendable {
             state.isDiscarded = true
             return true
         }
-        if discards { discard() }
+        if discards { callOut(discard) }
         return discards
     }
 

@@ -44,7 +44,7 @@ package final class PurgeRegistry: Sendable {
         }
     }
 
-    private let apps = Mutex<[AppIdentifier: AppEntries]>([:])
+    private let apps = LibraryLock<[AppIdentifier: AppEntries]>([:])
     /// Caches, stores and heaps registered or made so far: a change the ladder waits for when it
     /// rests.
     private let registrationCount = Atomic<Int>(0)
@@ -99,7 +99,7 @@ package final class PurgeRegistry: Sendable {
         registrationCount.add(1, ordering: .relaxed)
         // Read once, before the lock: a `Purgeable` of the caller's own computes it, and may use
         // the system as it does (read under the lock, a footprint read there trapped).
-        let owner = cache.owner
+        let owner = callOut { cache.owner }
         // The live caches are let go of as this statement ends, outside the lock.
         _ = apps.withLock { apps in
             let live = apps[owner, default: AppEntries()].prune()
@@ -187,7 +187,8 @@ package final class PurgeRegistry: Sendable {
                 let result = if suspended.contains(app), let quiet = cache as? any QuietlyPurgeable {
                     quiet.purgeQuietly(for: event)
                 } else {
-                    cache.purge(for: event)
+                    // A `Purgeable` of the caller's own runs its code here.
+                    callOut { cache.purge(for: event) }
                 }
                 guard result.removedCount > 0 else { continue }
                 releasedOutsideHeaps = releasedOutsideHeaps || cache.payloadLocation == .elsewhere

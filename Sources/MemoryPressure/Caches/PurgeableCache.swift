@@ -13,7 +13,8 @@ import Synchronization
 /// The optional eviction handler is called, outside the cache's lock, for every entry the cache
 /// drops on its own: limit evictions, trims and purges; not for ``removeValue(forKey:)``,
 /// ``removeAll()`` or a replaced value. Values are released outside the lock too, so their
-/// deinitializers may use the cache.
+/// deinitializers may use the cache. The keys' `hash(into:)` and `==` are the one code of the
+/// caller's that runs under the lock: they must not use the cache or the memory system.
 public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Purgeable, QuietlyPurgeable {
     /// Called for each entry the cache drops on its own.
     public typealias EvictionHandler = @Sendable (_ key: Key, _ value: Value) -> Void
@@ -52,7 +53,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
     /// recently used entries beyond it, as if that were its limit.
     public static var maximumCount: Int { LRUList<Key, Value>.maximumCount }
 
-    @usableFromInline let entries: Mutex<LRUList<Key, Value>>
+    @usableFromInline let entries: LibraryLock<LRUList<Key, Value>>
     @usableFromInline let evictionHandler: EvictionHandler?
 
     /// Makes an empty cache. Limits, when given, must be at least 1, and a count limit at most
@@ -105,7 +106,7 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         costLimitNow = Atomic(costLimit ?? -1)
         givenCountLimit = countLimit ?? -1
         self.evictionHandler = evictionHandler
-        entries = Mutex(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
+        entries = LibraryLock(LRUList(reservingCapacity: min(countLimit ?? 0, 1 << 16)))
     }
 
     /// The value stored for `key`, which becomes the most recently used.
@@ -273,8 +274,11 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
             // Outside the lock: the values' own code.
             var discarded: [(key: Key, content: ObjectIdentifier)] = []
             for (key, content) in reached {
-                content.discardContentIfPossible()
-                if content.isContentDiscarded {
+                let isDiscarded = callOut {
+                    content.discardContentIfPossible()
+                    return content.isContentDiscarded
+                }
+                if isDiscarded {
                     discarded.append((key, ObjectIdentifier(content)))
                 } else {
                     refused.insert(ObjectIdentifier(content))
@@ -322,8 +326,10 @@ public final class PurgeableCache<Key: Hashable & Sendable, Value: Sendable>: Pu
         @inlinable
         consuming func report(to handler: EvictionHandler?) {
             guard let handler, let first else { return }
-            handler(first.key, first.value)
-            for removed in rest { handler(removed.key, removed.value) }
+            callOut {
+                handler(first.key, first.value)
+                for removed in rest { handler(removed.key, removed.value) }
+            }
         }
     }
 }

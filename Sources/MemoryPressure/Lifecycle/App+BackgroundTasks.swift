@@ -86,7 +86,7 @@ extension App {
             guard let hold = holdSuspension() else { return }
             defer { release(hold) }
             let due = withRecord { $0.machine.isExpirationHandlerDue(task, generation: generation) }
-            if due { expirationHandler(self) }
+            if due { callOut { expirationHandler(self) } }
         }
     }
 }

@@ -59,7 +59,8 @@ extension App {
             case .event(let event): events?.emit(event)
             case .release: queueReleaseIfPending()
             // Released as this turn of the loop ends, with no lock held.
-            case .drop: break
+            case .drop(_, let onRemove): callOut { for end in onRemove { end() } }
+            case .resolve(let completion, let state): completion.resolve(state)
             case nil: return
             }
             hasDelivered = true

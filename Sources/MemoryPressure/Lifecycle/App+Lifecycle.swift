@@ -28,7 +28,7 @@ extension App {
             case .report(let event):
                 report(event, in: &record)
             case .run(let steps, let generation):
-                schedule(steps, generation: generation, completion: completion)
+                schedule(steps, generation: generation, completion: completion, in: &record)
             case .openNotifications:
                 notificationRegistry.open()
             case .suspendNotifications:
@@ -37,10 +37,11 @@ extension App {
                 notificationRegistry.queue(notification)
             case .resumeNotifications(let before, let after, let generation):
                 notificationRegistry.resume { queued in
-                    schedule(before + queued.map(LifecycleStep.deliver) + after, generation: generation, completion: completion)
+                    schedule(before + queued.map(LifecycleStep.deliver) + after, generation: generation, completion: completion, in: &record)
                 }
             case .closeNotifications(let handlers):
-                record.outbox.add(.drop(handlers.map { $0 as any Sendable } + notificationRegistry.close()))
+                let observers = notificationRegistry.close()
+                record.outbox.add(.drop(handlers.map { $0 as any Sendable } + observers.removed, onRemove: observers.onRemove))
             case .armBackgroundExpiry(let deadline, let step):
                 // Armed under the lock: a disarm (a return to the foreground, a termination) that
                 // follows finds this timer.
@@ -57,10 +58,13 @@ extension App {
     }
 
     /// Queues `steps` on the run loop, under the record's lock so that they keep the order in which
-    /// the lifecycle decided them; with none, resolves `completion` at once.
-    private nonisolated func schedule(_ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>?) {
+    /// the lifecycle decided them; with none, has `completion` resolved with the state now, once
+    /// the lock is released (resolving resumes its waiter).
+    private nonisolated func schedule(
+        _ steps: [LifecycleStep], generation: Int, completion: Completion<AppState>?, in record: inout LifecycleRecord
+    ) {
         guard !steps.isEmpty else {
-            completion?.resolve(state)
+            if let completion { record.outbox.add(.resolve(completion, state)) }
             return
         }
         enqueue { app in

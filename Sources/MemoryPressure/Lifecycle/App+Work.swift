@@ -25,7 +25,7 @@ extension App {
             throw MemoryPressureError.appNotRunning(app: identifier, state: systemState)
         }
         defer { release(hold) }
-        return try work(self)
+        return try callOut { try work(self) }
     }
 
     /// The delegate of the app's current launch as `type`, to use from code isolated to the app

@@ -45,7 +45,7 @@ public actor App {
     public nonisolated let configuration: AppConfiguration
 
     nonisolated let runLoop: AppRunLoop
-    nonisolated let record: Mutex<LifecycleRecord>
+    nonisolated let record: LibraryLock<LifecycleRecord>
     /// The lifecycle's `state` and `callbackState` (``PublishedStates``), published under the
     /// record's lock whenever either changes, so that reading the state never waits for the lock,
     /// whatever lock the reader holds.
@@ -125,8 +125,8 @@ public actor App {
     /// once nothing else does when `keepsRunningInBackground` (a process app's
     /// ``ProcessAppOptions/BackgroundMode/run``), as if it held a background task without a time
     /// limit.
-    private static func record(identifier: AppIdentifier, configuration: AppConfiguration, keepsRunningInBackground: Bool) -> Mutex<LifecycleRecord> {
-        Mutex(LifecycleRecord(machine: Lifecycle(
+    private static func record(identifier: AppIdentifier, configuration: AppConfiguration, keepsRunningInBackground: Bool) -> LibraryLock<LifecycleRecord> {
+        LibraryLock(LifecycleRecord(machine: Lifecycle(
             app: identifier, taskIssuer: BackgroundTaskIdentifier.newIssuer(),
             backgroundTaskTimeLimit: configuration.backgroundTaskTimeLimit, keepsRunningInBackground: keepsRunningInBackground
         )))
@@ -148,8 +148,8 @@ public actor App {
     /// callbacks it reads the state the system has moved the app to, which is also what the system
     /// decides by: a transition moves it at once, before its callbacks run.
     ///
-    /// Reading it never waits: it can be read from any thread, under any lock (in a discard
-    /// callback, say, which runs under its cache's lock).
+    /// Reading it never waits: it can be read from any thread, under any lock (a lock of the
+    /// service's own, say, held while it decides what to drop).
     public nonisolated var state: AppState {
         let states = PublishedStates.states(publishedStates.load(ordering: .acquiring))
         return states.callbackState ?? states.state
@@ -347,14 +347,14 @@ public actor App {
             case .finishEnteringBackground:
                 // What the host reclaims of the entry, the app's discard callbacks among it, is
                 // done before the entry ends, and so before the app can suspend.
-                host?.appEnteredBackground(self)
+                callOut { host?.appEnteredBackground(self) }
                 finishEnteringBackground(generation: generation)
             case .suspendIfIdle:
                 suspendIfIdle(generation: generation)
             case .terminate(let reason):
                 terminateNow(reason: reason, generation: generation)
             case .makeDelegate:
-                if delegate == nil, let makeDelegate { delegate = makeDelegate() }
+                if delegate == nil, let makeDelegate { delegate = callOut(makeDelegate) }
             case .releaseAfterTermination:
                 releaseAfterTermination()
             case .runExpirationHandlers:
@@ -382,15 +382,17 @@ public actor App {
             update { $0.endCallback() }
         }
         report(.callback(app: identifier, callback))
-        switch callback {
-        case .willFinishLaunching: delegate?.willFinishLaunching(self, options: launchOptions)
-        case .didFinishLaunching: delegate?.didFinishLaunching(self, options: launchOptions)
-        case .didBecomeActive: delegate?.didBecomeActive(self)
-        case .willResignActive: delegate?.willResignActive(self)
-        case .didEnterBackground: delegate?.didEnterBackground(self)
-        case .willEnterForeground: delegate?.willEnterForeground(self)
-        case .willTerminate: delegate?.willTerminate(self)
-        case .didReceiveMemoryWarning: preconditionFailure("memory warnings are delivered by receiveMemoryWarning")
+        callOut {
+            switch callback {
+            case .willFinishLaunching: delegate?.willFinishLaunching(self, options: launchOptions)
+            case .didFinishLaunching: delegate?.didFinishLaunching(self, options: launchOptions)
+            case .didBecomeActive: delegate?.didBecomeActive(self)
+            case .willResignActive: delegate?.willResignActive(self)
+            case .didEnterBackground: delegate?.didEnterBackground(self)
+            case .willEnterForeground: delegate?.willEnterForeground(self)
+            case .willTerminate: delegate?.willTerminate(self)
+            case .didReceiveMemoryWarning: preconditionFailure("memory warnings are delivered by receiveMemoryWarning")
+            }
         }
     }
 

@@ -22,7 +22,7 @@ final class AppRunLoop: SerialExecutor {
         var isScheduled = false
     }
 
-    private let queue = Mutex(Queue())
+    private let queue = LibraryLock(Queue())
     /// The thread running a turn of this run loop, or zero: what `checkIsolated` compares with.
     private let runningThread = Atomic<UInt>(0)
     private let pool: RunLoopPool
@@ -66,8 +66,8 @@ final class AppRunLoop: SerialExecutor {
                 return nil
             }
             switch next {
-            case .job(let job): job.runSynchronously(on: asUnownedSerialExecutor())
-            case .closure(let work): work()
+            case .job(let job): callOut { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            case .closure(let work): callOut(work)
             case nil: return false
             }
         }

@@ -79,11 +79,13 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
 struct EventOutbox {
     /// What the outbox delivers: an event, the release of a terminated app, or the app's code a
     /// change under the lock dropped (a terminated app's expiration handlers and observers), to be
-    /// released with no lock held.
+    /// released with no lock held after the observers' `onRemove` (their streams' ends) are called.
     enum Entry {
         case event(LifecycleEvent)
         case release
-        case drop([any Sendable])
+        case drop([any Sendable], onRemove: [@Sendable () -> Void])
+        /// A transition that queued no step is done: its completion resolves with the state then.
+        case resolve(Completion<AppState>, AppState)
     }
 
     private var pending: Deque<Entry> = []

@@ -163,10 +163,10 @@ extension App {
         defer { release(hold) }
         guard hold.generation == generation else { return receipt }
         report(.callback(app: identifier, .didReceiveMemoryWarning))
-        delegate?.didReceiveMemoryWarning(self, warning: warning)
+        callOut { delegate?.didReceiveMemoryWarning(self, warning: warning) }
         receipt.delegates = 1
         rootViewController?.forEachInTree { controller in
-            controller.didReceiveMemoryWarning()
+            callOut { controller.didReceiveMemoryWarning() }
             receipt.viewControllers += 1
         }
         receipt.observers = notificationRegistry.deliver(

@@ -61,7 +61,7 @@ final class NotificationRegistry: ObserverRegistry {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     func add(
         name: AppNotification.Name?,
@@ -83,7 +83,7 @@ final class NotificationRegistry: ObserverRegistry {
             guard let index = state.index(of: key) else { return nil }
             return state.observers.remove(at: index)
         }
-        removed?.onRemove?()
+        callOut { removed?.onRemove?() }
     }
 
     /// Delivers, queues or drops `notification` according to the mode. Delivery is posted to the
@@ -144,7 +144,7 @@ final class NotificationRegistry: ObserverRegistry {
         for observer in snapshot {
             let registered = state.withLock { state in state.index(of: observer.key) != nil }
             guard registered else { continue }
-            observer.handler(app, notification)
+            callOut { observer.handler(app, notification) }
             called += 1
         }
         return called
@@ -184,18 +184,17 @@ final class NotificationRegistry: ObserverRegistry {
     /// Drops every observer and queued notification, and drops posts from now on (the lifecycle's
     /// ``LifecycleStateMachine/Action/closeNotifications(dropping:)``: a termination).
     ///
-    /// - Returns: The observers removed, for the caller to release once it holds no lock: an
-    ///   observer may hold the last reference to anything, whose deinitializer may use the app.
-    func close() -> [any Sendable] {
+    /// Called under the app's record lock, it calls nothing: it returns the observers removed, to
+    /// release, and their `onRemove` (a stream's end), to call, once the caller holds no lock. An
+    /// observer may hold the last reference to anything, whose deinitializer may use the app, and
+    /// ending a stream resumes its reader.
+    func close() -> (removed: [any Sendable], onRemove: [@Sendable () -> Void]) {
         let removed = state.withLock { state in
             defer {
                 state = State(nextPost: state.nextPost, nextKey: state.nextKey)
             }
             return state.observers
         }
-        for observer in removed {
-            observer.onRemove?()
-        }
-        return removed
+        return (removed, removed.compactMap(\.onRemove))
     }
 }

@@ -78,19 +78,26 @@ final class RunLoopPool: Sendable {
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
 
-        /// Workers in a turn that began more than `threshold` ago whose thread is asleep (blocked in
-        /// a wait): a worker that is only slow, or waiting for a processor on a busy machine, is not
-        /// stalled, and another thread would not help it.
-        func countStalledWorkers(threshold: Duration) -> Int {
+        /// The kernel identifiers of the workers in a turn that began more than `threshold` ago: those
+        /// to look at (in `/proc`, outside the lock) for whether they are stalled.
+        func longTurns(threshold: Duration) -> [pid_t] {
             let now = ContinuousClock.now
-            return workers.values.count { worker in
-                guard let start = worker.turnStart, now - start > threshold, let task = worker.task else { return false }
-                return !PosixThread.isRunnable(task)
+            return workers.values.compactMap { worker in
+                guard let start = worker.turnStart, now - start > threshold else { return nil }
+                return worker.task
             }
+        }
+
+        /// Notes a new worker, whose thread the caller starts once the lock is released.
+        mutating func reserveWorker() -> Int {
+            let identifier = nextWorker
+            nextWorker += 1
+            workers[identifier] = Worker()
+            return identifier
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
     /// Signalled once for each run loop put on the ready queue.
     private let readyCount = ThreadSemaphore()
 
@@ -115,14 +122,13 @@ final class RunLoopPool: Sendable {
 
     /// Puts `runLoop`, which has work and is on no worker nor the ready queue, on the ready queue.
     func schedule(_ runLoop: AppRunLoop) {
-        let startsWatching = state.withLock { state in
+        let (newWorker, startsWatching) = state.withLock { state in
             state.ready.append(runLoop)
-            if state.isShortOfWorkers, state.workers.count < baseWorkers {
-                addWorker(&state)
-            }
-            return beginsWatching(&state)
+            let newWorker = state.isShortOfWorkers && state.workers.count < baseWorkers ? state.reserveWorker() : nil
+            return (newWorker, beginsWatching(&state))
         }
         readyCount.signal()
+        if let newWorker { startWorker(newWorker) }
         if startsWatching { scheduleLook() }
     }
 
@@ -134,23 +140,18 @@ final class RunLoopPool: Sendable {
         return true
     }
 
-    /// Notes a new worker in `state` and starts its thread. Called under the lock (rarely: the
-    /// first run loops, and the watchdog's additions).
-    private func addWorker(_ state: inout State) {
-        let identifier = state.nextWorker
-        state.nextWorker += 1
-        state.workers[identifier] = Worker()
-        guard start(named: "app-runloop", { self.work(as: identifier) }) else {
-            state.workers[identifier] = nil
-            precondition(!state.workers.isEmpty, "no thread could be started for the apps' run loops")
+    /// Starts the thread of the worker reserved as `identifier`, with the pool's lock released;
+    /// forgets the worker when no thread can be started.
+    private func startWorker(_ identifier: Int) {
+        if let thread = try? PosixThread.start(named: "app-runloop", { self.work(as: identifier) }) {
+            pthread_detach(thread)
             return
         }
-    }
-
-    private func start(named name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
-        guard let thread = try? PosixThread.start(named: name, body) else { return false }
-        pthread_detach(thread)
-        return true
+        let left = state.withLock { state in
+            state.workers[identifier] = nil
+            return state.workers.count
+        }
+        precondition(left > 0, "no thread could be started for the apps' run loops")
     }
 
     /// A worker's life: take a ready run loop, run a turn of it, and again; a worker beyond the
@@ -193,17 +194,20 @@ final class RunLoopPool: Sendable {
     /// than ``baseWorkers`` progress, and looks again until no run loop waits. Short, with no user
     /// code: a deadline timers' action.
     private func look() {
-        let watching = state.withLock { state in
+        let longTurns = state.withLock { $0.longTurns(threshold: stallThreshold) }
+        // Read in `/proc` with the lock released: a worker in a long turn whose thread sleeps is
+        // blocked in a wait; one that is only slow, or waiting for a processor, is not stalled.
+        let stalled = longTurns.count { !PosixThread.isRunnable($0) }
+        let (watching, newWorker) = state.withLock { state -> (Bool, Int?) in
             guard state.isShortOfWorkers else {
                 state.isWatching = false
-                return false
+                return (false, nil)
             }
-            let progressing = state.workers.count - state.countStalledWorkers(threshold: stallThreshold)
-            if progressing < baseWorkers, state.workers.count < maximumWorkers {
-                addWorker(&state)
-            }
-            return true
+            let progressing = state.workers.count - stalled
+            let adds = progressing < baseWorkers && state.workers.count < maximumWorkers
+            return (true, adds ? state.reserveWorker() : nil)
         }
+        if let newWorker { startWorker(newWorker) }
         if watching { scheduleLook() }
     }
 }

@@ -74,7 +74,7 @@ package struct JemallocSampleSource: MemorySampleSource {
 
     /// When the epoch was last refreshed for a sample.
     private final class LastRefresh: Sendable {
-        let time = Mutex<ContinuousClock.Instant?>(nil)
+        let time = LibraryLock<ContinuousClock.Instant?>(nil)
     }
 
     /// Resolves the statistics' MIBs once; when that fails (jemalloc built without statistics),

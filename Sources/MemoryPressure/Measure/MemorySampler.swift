@@ -3,27 +3,36 @@ import Logging
 /// Takes samples from a list of sources, cheap or full. A source that fails is logged once; one
 /// whose file is missing is not read again, and its figures stay unknown (nil).
 ///
+/// Thread-safe: the monitor's thread and those who measure between its ticks (the ladder, an
+/// admission) read through one sampler at once. The sources (a service's own among them) are read
+/// with no lock held, so a slow one holds up only the reading that waits for it; the sampler's lock
+/// guards its bookkeeping alone.
+///
 /// SPI, not API: the monitor owns its sampler. The Sampling suite prices a cheap and a full sample
 /// on their own, which no public path isolates.
-@_spi(Benchmarks) public struct MemorySampler: Sendable {
+@_spi(Benchmarks) public final class MemorySampler: Sendable {
+    private struct Bookkeeping {
+        /// Names of sources whose failure has been logged.
+        var reported: Set<String> = []
+        /// Indices of sources not read any more because their file is missing.
+        var retired: Set<Int> = []
+        /// Whether samples count what the cgroup's working set holds beyond the process's own
+        /// figure (``MemorySample/controlGroupExcessBytes``).
+        var judgesControlGroupWorkingSet = false
+        /// That excess at the last full sample that read the working set; cheap samples carry it on.
+        var controlGroupExcess = 0
+    }
+
     private let sources: [any MemorySampleSource]
     /// The heap account whose bytes complete each sample, when a memory system keeps one.
     private let account: FootprintAccount?
     /// The process apps whose children's footprints each sample adds, when a memory system has them.
     private let processes: ProcessApps?
     private let logger: Logger
-    /// Names of sources whose failure has been logged.
-    private var reported: Set<String> = []
-    /// Indices of sources not read any more because their file is missing.
-    private var retired: Set<Int> = []
-    /// Whether samples count what the cgroup's working set holds beyond the process's own figure
-    /// (``MemorySample/controlGroupExcessBytes``).
-    var judgesControlGroupWorkingSet = false
-    /// That excess at the last full sample that read the working set; cheap samples carry it on.
-    private var controlGroupExcess = 0
+    private let bookkeeping = LibraryLock(Bookkeeping())
 
     /// A sampler over `sources`.
-    @_spi(Benchmarks) public init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
+    @_spi(Benchmarks) public convenience init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
         self.init(sources: sources, account: nil, logger: logger)
     }
 
@@ -36,47 +45,64 @@ import Logging
         self.logger = logger
     }
 
+    /// Whether samples count what the cgroup's working set holds beyond the process's own figure.
+    var judgesControlGroupWorkingSet: Bool {
+        get { bookkeeping.withLock { $0.judgesControlGroupWorkingSet } }
+        set { bookkeeping.withLock { $0.judgesControlGroupWorkingSet = newValue } }
+    }
+
     /// Reads every source `depth` covers, timestamped `time`.
-    @_spi(Benchmarks) public mutating func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
+    @_spi(Benchmarks) public func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
         var sample = MemorySample(time: time)
         let heaps = account?.snapshot()
+        let retired = bookkeeping.withLock { $0.retired }
+        var failures: [(index: Int, name: String, error: any Error)] = []
         for (index, source) in sources.enumerated() where !retired.contains(index) {
-            if depth == .cheap, source.depth == .full { continue }
-            let unread = sample
-            do {
-                try source.read(into: &sample)
-                if let (figure, bytes) = sample.figureOutOfRange {
-                    // The figures of a source (a custom one) outside any machine's memory are
-                    // unknown: `Int.max` resident bytes overflowed the heaps' admission (a trap on
-                    // the allocating thread), and `Int.min` the sample's own sums.
-                    sample = unread
-                    throw MemoryPressureError.sampleFigureOutOfRange(source: source.name, figure: figure, bytes: bytes, maximum: MemorySample.mostBytes)
-                }
-            } catch {
-                report(source.name, error)
-                if let error = error as? MemoryPressureError, error.code == .measurementUnavailable {
-                    retired.insert(index)
+            callOut {
+                if depth == .cheap, source.depth == .full { return }
+                let unread = sample
+                do {
+                    try source.read(into: &sample)
+                    if let (figure, bytes) = sample.figureOutOfRange {
+                        // The figures of a source (a custom one) outside any machine's memory are
+                        // unknown: `Int.max` resident bytes overflowed the heaps' admission (a trap
+                        // on the allocating thread), and `Int.min` the sample's own sums.
+                        sample = unread
+                        throw MemoryPressureError.sampleFigureOutOfRange(
+                            source: source.name, figure: figure, bytes: bytes, maximum: MemorySample.mostBytes
+                        )
+                    }
+                } catch {
+                    failures.append((index, source.name, error))
                 }
             }
         }
         sample.processAppBytes = processes?.totalFootprintBytes()
-        if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.measuredResidentBytes {
-            // The children's cgroups sit inside the process's: their memory is counted once.
-            controlGroupExcess = max(0, workingSet - own - (sample.processAppBytes ?? 0))
+        let (firstFailures, judges, excess) = bookkeeping.withLock { bookkeeping in
+            var first: [(name: String, error: any Error)] = []
+            for failure in failures {
+                if bookkeeping.reported.insert(failure.name).inserted { first.append((failure.name, failure.error)) }
+                if let error = failure.error as? MemoryPressureError, error.code == .measurementUnavailable {
+                    bookkeeping.retired.insert(failure.index)
+                }
+            }
+            if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.measuredResidentBytes {
+                // The children's cgroups sit inside the process's: their memory is counted once.
+                bookkeeping.controlGroupExcess = max(0, workingSet - own - (sample.processAppBytes ?? 0))
+            }
+            return (first, bookkeeping.judgesControlGroupWorkingSet, bookkeeping.controlGroupExcess)
         }
-        if judgesControlGroupWorkingSet {
-            sample.controlGroupExcessBytes = controlGroupExcess
+        // Each source's first failure, logged with no lock held.
+        for (name, error) in firstFailures {
+            logger.notice("memory figure unknown, \(name): \(error)")
+        }
+        if judges {
+            sample.controlGroupExcessBytes = excess
         }
         if let account, let heaps {
             account.complete(&sample, from: heaps)
         }
         return sample
-    }
-
-    /// Logs `error`, the first failure of the source `name`.
-    private mutating func report(_ name: String, _ error: any Error) {
-        guard reported.insert(name).inserted else { return }
-        logger.notice("memory figure unknown, \(name): \(error)")
     }
 }
 

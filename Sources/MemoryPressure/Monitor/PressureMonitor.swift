@@ -28,13 +28,12 @@ public final class PressureMonitor: Sendable {
     /// Every sample with the level it was judged at, and every announcement of the level. Observers
     /// are called on the monitor's thread; streams end when the monitor stops.
     public let events = EventSource<PressureEvent>()
-    /// The one sampler, shared by the sampling thread and by those who measure between its ticks.
-    private let sampler: Mutex<MemorySampler>
-    private let latest: Mutex<(level: PressureLevel, sample: MemorySample?, budget: MemoryBudget)>
+    /// The one sampler, shared by the sampling thread and by those who measure between its ticks;
+    /// it reads the sources with no lock held.
+    private let sampler: MemorySampler
+    private let latest: LibraryLock<(level: PressureLevel, sample: MemorySample?, budget: MemoryBudget)>
     private let oomKills = Atomic<Int>(0)
-    /// The sampler's `judgesControlGroupWorkingSet`, for ``judgesControlGroupWorkingSet``.
-    private let judgesWorkingSet = Atomic<Bool>(false)
-    private let thread = Mutex<SamplingThread?>(nil)
+    private let thread = LibraryLock<SamplingThread?>(nil)
     /// The account whose admissions follow the budget, when a system owns the monitor.
     private let account: FootprintAccount?
 
@@ -44,18 +43,22 @@ public final class PressureMonitor: Sendable {
     /// `MemorySystem.run()`. The Sampling suite runs a monitor alone, to measure its own CPU cost
     /// with no system around it.
     @_spi(Benchmarks) public init(configuration: Configuration) {
+        var configuration = configuration
+        configuration.logger = configuration.logger.callingOut
         self.configuration = configuration
-        sampler = Mutex(MemorySampler(sources: configuration.sources, logger: configuration.logger))
-        latest = Mutex((.normal, nil, configuration.budget))
+        sampler = MemorySampler(sources: configuration.sources, logger: configuration.logger)
+        latest = LibraryLock((.normal, nil, configuration.budget))
         account = nil
     }
 
     /// A monitor whose samples count `account`'s heap bytes and `processes`' children, and which
     /// `account` wakes at once when an allocation crosses a threshold.
     init(configuration: Configuration, account: FootprintAccount, processes: ProcessApps) {
+        var configuration = configuration
+        configuration.logger = configuration.logger.callingOut
         self.configuration = configuration
-        sampler = Mutex(MemorySampler(sources: configuration.sources, account: account, processes: processes, logger: configuration.logger))
-        latest = Mutex((.normal, nil, configuration.budget))
+        sampler = MemorySampler(sources: configuration.sources, account: account, processes: processes, logger: configuration.logger)
+        latest = LibraryLock((.normal, nil, configuration.budget))
         self.account = account
         account.wake { [weak self] in self?.sampleNow() }
     }
@@ -81,15 +84,23 @@ public final class PressureMonitor: Sendable {
         guard configuration.fastSamplingGrowthRate > 0 else {
             throw .fastSamplingGrowthRateNotPositive(configuration.fastSamplingGrowthRate)
         }
-        try thread.withLock { (running: inout SamplingThread?) throws(MemoryPressureError) in
-            guard running == nil else { return }
-            do throws(Errno) {
-                let control = try SamplingControl()
-                running = try SamplingThread(running: SamplingLoop(monitor: self, control: control), control: control)
-            } catch {
-                throw .monitorCouldNotStart(error)
-            }
+        guard thread.withLock({ $0 == nil }) else { return }
+        // Made with the lock released: the loop arms its kernel events and the thread starts, and
+        // an allocation that crosses a threshold (`sampleNow()`) must not wait for that.
+        let started: SamplingThread
+        do throws(Errno) {
+            let control = try SamplingControl()
+            started = try SamplingThread(running: SamplingLoop(monitor: self, control: control), control: control)
+        } catch {
+            throw .monitorCouldNotStart(error)
         }
+        let startedFirst = thread.withLock { running in
+            guard running == nil else { return false }
+            running = started
+            return true
+        }
+        // A start made at the same time won: this one's thread goes.
+        if !startedFirst { started.stop() }
     }
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
@@ -119,14 +130,12 @@ public final class PressureMonitor: Sendable {
 
     /// Whether the footprint judged now takes in the cgroup's working set
     /// (``Configuration/controlGroupWorkingSet``).
-    /// Read without the sampler's lock, which is held while the sources (a service's own among
-    /// them) are read: a source may read it.
-    public var judgesControlGroupWorkingSet: Bool { judgesWorkingSet.load(ordering: .relaxed) }
+    /// A source may read it while it is read.
+    public var judgesControlGroupWorkingSet: Bool { sampler.judgesControlGroupWorkingSet }
 
     /// Starts or stops taking in the cgroup's working set, from the sampling thread, and says so.
     func judgeControlGroupWorkingSet(_ judges: Bool, aloneInControlGroup alone: Bool) {
-        sampler.withLock { $0.judgesControlGroupWorkingSet = judges }
-        judgesWorkingSet.store(judges, ordering: .relaxed)
+        sampler.judgesControlGroupWorkingSet = judges
         let why = switch configuration.controlGroupWorkingSet {
         case .whenAlone: alone ? "the process is alone in its memory cgroup" : "the process shares its memory cgroup"
         case .always, .never: "configured \(configuration.controlGroupWorkingSet)"
@@ -173,15 +182,13 @@ public final class PressureMonitor: Sendable {
     /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
     /// nothing. A cheap reading that finds no footprint falls back to a full one.
     func measure() -> MemorySample {
-        sampler.withLock { sampler in
-            let sample = sampler.sample(.cheap)
-            return sample.footprintBytes == nil ? sampler.sample(.full) : sample
-        }
+        let sample = sampler.sample(.cheap)
+        return sample.footprintBytes == nil ? sampler.sample(.full) : sample
     }
 
     /// Reads the sources `depth` covers at `time`, for the sampling thread.
     func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
-        sampler.withLock { $0.sample(depth, at: time) }
+        sampler.sample(depth, at: time)
     }
 
     /// Records `event` as the latest and passes it on.

@@ -13,12 +13,12 @@ final class SamplingThread: Sendable {
     static let name = "mempressure"
 
     let control: SamplingControl
-    private let thread: Mutex<pthread_t?>
+    private let thread: LibraryLock<pthread_t?>
 
     /// Starts a thread running `loop`, which must use `control`.
     init(running loop: SamplingLoop, control: SamplingControl) throws(Errno) {
         self.control = control
-        thread = Mutex(try PosixThread.start(named: Self.name) {
+        thread = LibraryLock(try PosixThread.start(named: Self.name) {
             var loop = loop
             loop.run()
         })

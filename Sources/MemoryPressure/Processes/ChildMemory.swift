@@ -38,7 +38,7 @@ final class ChildMemoryReader: Sendable {
     /// How often PSS corrects the resident set.
     private let correctionInterval: Duration
     /// The last correction: PSS less RSS, and when it was measured.
-    private let correction = Mutex<(measured: ContinuousClock.Instant, bytes: Int)?>(nil)
+    private let correction = LibraryLock<(measured: ContinuousClock.Instant, bytes: Int)?>(nil)
 
     init(pid: Int32, memoryGroup: ChildControlGroupParents.Parent?, correctionInterval: Duration) throws(MemoryPressureError) {
         self.pid = pid

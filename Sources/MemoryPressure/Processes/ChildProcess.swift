@@ -57,7 +57,8 @@ import SystemPackage
 /// One `Mutex` guards the child's state (reaped or not, frozen, killed by us). Everything that
 /// addresses the child by pid (`oom_score_adj`, the process group's signals, reaping) is done under
 /// it, so that nothing is sent to a pid that was reaped and reused; those are system calls, never
-/// user code. Waits (for the freezer, for the exit) and logging happen outside it.
+/// user code. Waits (for the freezer, for the exit, for its cgroups to empty) and logging happen
+/// outside it.
 package final class ChildProcess: Sendable {
     /// The child's process id (and process group id).
     package let pid: Int32
@@ -79,7 +80,7 @@ package final class ChildProcess: Sendable {
     private let controlGroups: ChildControlGroups?
     private let memory: ChildMemoryReader
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     private struct State {
         var termination: ChildTermination?
@@ -292,10 +293,13 @@ package final class ChildProcess: Sendable {
     /// without pidfds. Valid while this object lives.
     package var exitDescriptor: Int32? { pidfd >= 0 ? pidfd : nil }
 
-    /// Reaps the child if it has ended; under the lock, so exactly one caller reaps it.
+    /// Reaps the child if it has ended; under the lock, so exactly one caller reaps it. That caller
+    /// then removes the child's cgroups, with the lock released: removing them waits (up to 2 s)
+    /// for the members the child left behind to die, and the child's other users (its state, a
+    /// kill) must not wait behind that.
     private func reap() -> ChildTermination? {
-        let (termination, leftovers): (ChildTermination?, [(FilePath, Errno)]) = state.withLock { state in
-            if let termination = state.termination { return (termination, []) }
+        let (termination, reapedNow): (ChildTermination?, Bool) = state.withLock { state in
+            if let termination = state.termination { return (termination, false) }
             var status: Int32 = 0
             let outcome = mp_reap_child(pidfd, pid, 0, &status)
             let exit: ChildExit
@@ -304,22 +308,22 @@ package final class ChildProcess: Sendable {
             case Int32(mp_child_killed.rawValue): exit = .signaled(status, coreDumped: false)
             case Int32(mp_child_dumped.rawValue): exit = .signaled(status, coreDumped: true)
             case -ECHILD: exit = .reapedElsewhere
-            default: return (nil, [])
+            default: return (nil, false)
             }
-            let oomKills = controlGroups?.oomKillCount()
-            let leftovers = controlGroups?.removeAfterReaping() ?? []
             let termination = ChildTermination(
                 exit: exit,
                 killedByUs: state.killedByUs,
                 memoryReleasedEarly: state.memoryReleasedEarly,
-                controlGroupOOMKills: oomKills
+                controlGroupOOMKills: controlGroups?.oomKillCount()
             )
             state.termination = termination
             state.frozen = false
-            return (termination, leftovers)
+            return (termination, true)
         }
-        for (directory, errno) in leftovers {
-            logger.warning("cannot remove the cgroup of an ended child process", metadata: ["pid": "\(pid)", "cgroup": "\(directory)", "errno": "\(errno)"])
+        if reapedNow {
+            for (directory, errno) in controlGroups?.removeAfterReaping() ?? [] {
+                logger.warning("cannot remove the cgroup of an ended child process", metadata: ["pid": "\(pid)", "cgroup": "\(directory)", "errno": "\(errno)"])
+            }
         }
         return termination
     }

@@ -62,7 +62,7 @@ package final class ClientChannel: Sendable {
 
     /// The system's end.
     private let descriptor: Int32
-    private let state: Mutex<State>
+    private let state: LibraryLock<State>
 
     private struct State {
         /// The child's end, until it is closed; -1 after.
@@ -87,7 +87,7 @@ package final class ClientChannel: Sendable {
         }
         guard status == 0 else { throw .clientChannelCouldNotBeMade(errno: Errno(rawValue: errno)) }
         descriptor = ends.0
-        state = Mutex(State(childDescriptor: ends.1))
+        state = LibraryLock(State(childDescriptor: ends.1))
     }
 
     deinit {

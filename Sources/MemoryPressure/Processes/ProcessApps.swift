@@ -78,7 +78,7 @@ final class ProcessApps: Sendable {
         var exits: [AppIdentifier: ProcessExit] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
     private let exitWatch: ProcessExitWatch
     private let logger: Logger
     /// How long a memory warning waits for a client child's answer.

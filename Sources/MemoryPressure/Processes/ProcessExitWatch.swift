@@ -23,7 +23,7 @@ final class ProcessExitWatch: Sendable {
         var threadRuns = false
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
     private let wake: WakePipe?
     private let logger: Logger
 

@@ -24,7 +24,7 @@ final class HostedApps: Sendable {
         var limitedInUse: [AppIdentifier: Entry] = [:]
     }
 
-    private let index = Mutex(Index())
+    private let index = LibraryLock(Index())
     /// How many times an app has moved into the background or suspension: each is one more app the
     /// ladder may purge or terminate, a change it waits for when it rests.
     private let reclaimableArrivalCount = Atomic<Int>(0)

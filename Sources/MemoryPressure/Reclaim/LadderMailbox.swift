@@ -25,7 +25,7 @@ final class LadderMailbox: Sendable {
         }
     }
 
-    private let contents = Mutex(Contents())
+    private let contents = LibraryLock(Contents())
 
     init() {}
 
@@ -40,7 +40,7 @@ final class LadderMailbox: Sendable {
             guard let reader = contents.reader.take(), let next = contents.take() else { return nil }
             return (reader, next)
         }
-        if let (reader, next) = handOff { reader.resume(returning: next) }
+        if let (reader, next) = handOff { callOut { reader.resume(returning: next) } }
     }
 
     /// The next event, waiting for one; nil once the box is closed or the waiting task cancelled.
@@ -54,7 +54,7 @@ final class LadderMailbox: Sendable {
                     contents.reader = reader
                     return nil
                 }
-                if let ready { reader.resume(returning: ready) }
+                if let ready { callOut { reader.resume(returning: ready) } }
             }
         } onCancel: {
             close()
@@ -69,6 +69,6 @@ final class LadderMailbox: Sendable {
             contents.sample = nil
             return contents.reader.take()
         }
-        reader?.resume(returning: nil)
+        callOut { reader?.resume(returning: nil) }
     }
 }

@@ -20,7 +20,7 @@ final class ReclamationExecutor: TaskExecutor, SerialExecutor {
         var isStopping = false
     }
 
-    private let jobs = Mutex(Jobs())
+    private let jobs = LibraryLock(Jobs())
     /// Signalled once per job enqueued, and once to stop.
     private let ready = ThreadSemaphore()
     /// The thread's `pthread_t`, for ``checkIsolated()``; 0 until the thread runs.
@@ -65,7 +65,7 @@ final class ReclamationExecutor: TaskExecutor, SerialExecutor {
                 return (job, job == nil && jobs.isStopping)
             }
             if let job {
-                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+                callOut { job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor()) }
             } else if isDone {
                 finished.resolve(())
                 return

@@ -40,7 +40,7 @@ final class ReclamationJournal: Sendable {
 
     /// Where everything recorded is published.
     let events = EventSource<MemorySystemEvent>()
-    private let records = Mutex(Records())
+    private let records = LibraryLock(Records())
 
     var terminations: [TerminationRecord] { records.withLock { Self.array($0.terminations) } }
     var runs: [LadderRun] { records.withLock { Self.array($0.runs) } }

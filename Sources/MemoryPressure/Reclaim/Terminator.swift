@@ -56,7 +56,7 @@ final class Terminator: Sendable {
     private let processes: ProcessApps
     private let journal: ReclamationJournal
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     init(registry: PurgeRegistry, processes: ProcessApps, journal: ReclamationJournal, logger: Logger) {
         self.registry = registry

@@ -11,7 +11,7 @@ struct WarningFollower: Sendable {
 
     /// Hands `warning`, posted by `step`, over to be followed.
     func follow(_ warning: PostedWarning, step: ReclamationStep) {
-        continuation.yield((warning, step))
+        callOut { _ = continuation.yield((warning, step)) }
     }
 
     /// Records each followed warning's delivery in `journal` once its apps have finished with it or
@@ -28,6 +28,6 @@ struct WarningFollower: Sendable {
 
     /// Ends ``run(recordingIn:timeout:)`` once the warnings already handed over are recorded.
     func finish() {
-        continuation.finish()
+        callOut { continuation.finish() }
     }
 }

@@ -11,7 +11,7 @@ final class Completion<Value: Sendable>: Sendable {
         var nextWaiter: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     init() {}
 
@@ -25,7 +25,7 @@ final class Completion<Value: Sendable>: Sendable {
             return Array(state.waiters.values)
         }
         for waiter in waiters ?? [] {
-            waiter.resume(returning: value)
+            callOut { waiter.resume(returning: value) }
         }
         return waiters != nil
     }
@@ -74,7 +74,7 @@ final class Completion<Value: Sendable>: Sendable {
                     state.waiters[waiter] = continuation
                     return nil
                 }
-                if let ready { continuation.resume(returning: ready) }
+                if let ready { callOut { continuation.resume(returning: ready) } }
             }
         } onCancel: {
             if cancellable { expire(waiter) }
@@ -88,6 +88,6 @@ final class Completion<Value: Sendable>: Sendable {
             if state.value == nil { state.expired.insert(waiter) }
             return nil
         }
-        continuation?.resume(returning: nil)
+        callOut { continuation?.resume(returning: nil) }
     }
 }

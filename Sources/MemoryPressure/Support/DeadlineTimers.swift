@@ -73,7 +73,7 @@ final class DeadlineTimers: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
     private let wake: WakePipe
 
     private init() {
@@ -128,7 +128,7 @@ final class DeadlineTimers: Sendable {
     private func run() {
         while true {
             let (due, next) = state.withLock { $0.takeDue(at: .now) }
-            for action in due { action() }
+            for action in due { callOut(action) }
             guard due.isEmpty else { continue }
             wake.wait(until: next)
         }

@@ -30,7 +30,7 @@ public final class EventSource<Event: Sendable>: ObserverRegistry {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = LibraryLock(State())
 
     /// A source with no observers and no streams.
     package init() {}
@@ -73,8 +73,10 @@ public final class EventSource<Event: Sendable>: ObserverRegistry {
     /// Passes `event` to the streams, then to the observers, outside the lock.
     func emit(_ event: Event) {
         let (observers, streams) = state.withLock { ($0.observers, $0.streams) }
-        for stream in streams { stream.continuation.yield(event) }
-        for observer in observers { observer.observer(event) }
+        callOut {
+            for stream in streams { stream.continuation.yield(event) }
+            for observer in observers { observer.observer(event) }
+        }
     }
 
     func removeObserver(_ key: UInt64) {
@@ -92,7 +94,9 @@ public final class EventSource<Event: Sendable>: ObserverRegistry {
             defer { state.streams.removeAll() }
             return state.streams
         }
-        for stream in streams { stream.continuation.finish() }
+        callOut {
+            for stream in streams { stream.continuation.finish() }
+        }
     }
 }
 

@@ -20,7 +20,7 @@ final class RoomSignal: Sendable {
     private let condition = ThreadCondition()
     private let waiters = Atomic<Int>(0)
     /// The suspended tasks' wake-ups, each resolved (outside the lock) by the next signal.
-    private let suspended = Mutex<[Completion<Void>]>([])
+    private let suspended = LibraryLock<[Completion<Void>]>([])
 
     init() {}
 

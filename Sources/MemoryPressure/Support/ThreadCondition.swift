@@ -30,9 +30,18 @@ final class ThreadCondition: @unchecked Sendable {
     }
 
     /// Runs `body` with the mutex held. `body` may call ``wait(until:)`` and the signalling methods.
+    /// Counted as one of the library's locks held (``LibraryLock``) in debug builds.
     func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        #if DEBUG
+        HeldLibraryLocks.enter()
+        #endif
+        defer {
+            #if DEBUG
+            HeldLibraryLocks.leave()
+            #endif
+            pthread_mutex_unlock(mutex)
+        }
         return try body()
     }
 
