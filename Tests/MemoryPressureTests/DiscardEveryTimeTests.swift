@@ -77,6 +77,39 @@ import Testing
         #expect(discardableEntry(of: app, in: report)?.removedCount == discarded, "round \(round)")
     }
 
+    /// Deadlines no callback reaches on a loaded machine: an app ended by a deadline would skip
+    /// its purge, and the rounds are about the purge.
+    static let patient = try! AppConfiguration(
+        launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60)
+    )
+
+    /// The purge reports `system` publishes, as they come.
+    static func purgeReports(of system: MemorySystem) -> (SharedLog<(PurgeReport, ReclamationStep)>, ObservationToken) {
+        let reports = SharedLog<(PurgeReport, ReclamationStep)>()
+        let token = system.events.observe { event in
+            if case .purge(let report, let step) = event { reports.append((report, step)) }
+        }
+        return (reports, token)
+    }
+
+    /// The first report of `step` after the first `skipping` that has an entry `matching`, waited
+    /// for up to 5 s.
+    static func report(
+        in reports: SharedLog<(PurgeReport, ReclamationStep)>, after skipping: Int, step: ReclamationStep,
+        matching: @escaping (PurgeReport.Entry) -> Bool
+    ) async -> (report: PurgeReport, seen: Int)? {
+        var found: (PurgeReport, Int)?
+        _ = await eventually(within: .seconds(5)) {
+            let all = reports.all
+            guard let index = all.indices.dropFirst(skipping).first(where: { all[$0].1 == step && all[$0].0.entries.contains(where: matching) }) else {
+                return false
+            }
+            found = (all[index].0, index + 1)
+            return true
+        }
+        return found
+    }
+
     static func quietSystem(source: ScriptedSampleSource? = nil) throws -> MemorySystem {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 70 << 20, thresholds: .tight, logger: silentLogger)
         if let source { configuration.monitor.sources = [source] }
@@ -86,24 +119,22 @@ import Testing
     @Test func everyEntryIntoTheBackgroundDiscardsWhatIsNotInUse() async throws {
         let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
         let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: .quick) {
+        let app = try system.register(.test("photos"), configuration: Self.patient) {
             let delegate = StateReadingDelegate()
             delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
             return delegate
         }
-        var events = system.events.stream().makeAsyncIterator()
+        let (reports, token) = Self.purgeReports(of: system)
+        defer { token.cancel() }
+        var seen = 0
         try await system.running {
             for round in 0..<1000 {
                 try await app.launch()
                 let caches = try #require(made.value, "round \(round)")
                 #expect(try await app.enterBackground() == .suspended)
-                var report: PurgeReport?
-                while report == nil, let event = await events.next() {
-                    if case .purge(let purge, .enteringBackground) = event, purge.entries.contains(where: { $0.app == app.identifier }) {
-                        report = purge
-                    }
-                }
-                let purge = try #require(report, "round \(round)")
+                let found = await Self.report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
+                let (purge, next) = try #require(found, "round \(round)")
+                seen = next
                 Self.expectDiscardedButTheOneInUse(caches, report: purge, app: app.identifier, round: round)
                 #expect(caches.plain["images"]?.count == 0)
                 #expect(caches.plain["media"]?.count == 0)
@@ -122,7 +153,7 @@ import Testing
     @Test func contentInUseIsDiscardedAtTheNextPurgeAfterItsAccessEnds() async throws {
         let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
         let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: .quick) {
+        let app = try system.register(.test("photos"), configuration: Self.patient) {
             let delegate = StateReadingDelegate()
             delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
             return delegate
@@ -155,7 +186,9 @@ import Testing
             delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
             return delegate
         }
-        var events = system.events.stream().makeAsyncIterator()
+        let (reports, token) = Self.purgeReports(of: system)
+        defer { token.cancel() }
+        var seen = 0
         try await system.running {
             try await app.launch()
             #expect(try await app.enterBackground() == .background)
@@ -168,13 +201,11 @@ import Testing
                 #expect(values[Self.inUse].beginContentAccess())
                 let fresh = Made(discardable: caches.discardable, values: values, plain: caches.plain, store: caches.store)
                 source.set(residentBytes: Int(Double(budget) * 0.82), stall: nil)
-                var report: PurgeReport?
-                while report == nil, let event = await events.next() {
-                    if case .purge(let purge, .purge) = event, Self.discardableEntry(of: owner, in: purge) != nil {
-                        report = purge
-                    }
+                let found = await Self.report(in: reports, after: seen, step: .purge) {
+                    $0.app == owner && $0.source == .cache(name: "discardable", category: .images)
                 }
-                let purge = try #require(report, "round \(round)")
+                let (purge, next) = try #require(found, "round \(round)")
+                seen = next
                 #expect(purge.event == .warning)
                 #expect(app.state == .background)
                 Self.expectDiscardedButTheOneInUse(fresh, report: purge, app: owner, round: round)
@@ -195,12 +226,14 @@ import Testing
     @Test func aPurgeRacingAccessesKeepsTheRules() async throws {
         let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
         let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: .quick) {
+        let app = try system.register(.test("photos"), configuration: Self.patient) {
             let delegate = StateReadingDelegate()
             delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
             return delegate
         }
-        var events = system.events.stream().makeAsyncIterator()
+        let (reports, token) = Self.purgeReports(of: system)
+        defer { token.cancel() }
+        var seen = 0
         try await system.running {
             for round in 0..<200 {
                 try await app.launch()
@@ -221,13 +254,9 @@ import Testing
                 #expect(try await app.enterBackground() == .suspended)
                 racing.store(false, ordering: .relaxed)
                 for _ in 0..<3 { finished.wait() }
-                var report: PurgeReport?
-                while report == nil, let event = await events.next() {
-                    if case .purge(let purge, .enteringBackground) = event, purge.entries.contains(where: { $0.app == app.identifier }) {
-                        report = purge
-                    }
-                }
-                let purge = try #require(report, "round \(round)")
+                let found = await Self.report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
+                let (purge, next) = try #require(found, "round \(round)")
+                seen = next
                 for (key, value) in caches.values.enumerated() {
                     #expect(value.isContentDiscarded == (caches.discardable.value(forKey: key) == nil), "round \(round): value \(key)")
                 }
