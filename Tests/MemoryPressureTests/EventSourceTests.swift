@@ -26,6 +26,32 @@ struct EventSourceTests {
         #expect(received == [8, 9, 10])
     }
 
+    /// A limit of 0 is what `AsyncStream`'s `.bufferingNewest(0)` takes (deliver only to a waiting
+    /// reader), not a programming error: it trapped, and a service that computed it crashed. A
+    /// negative one counts as 0.
+    @Test(arguments: [0, -1, Int.min])
+    func aStreamWithoutABufferDeliversOnlyToAWaitingReader(limit: Int) async {
+        let source = EventSource<Int>()
+        let stream = source.stream(bufferLimit: limit)
+        // Nobody waits yet: dropped.
+        source.emit(0)
+        let received = SharedBox<Int?>(nil)
+        let reader = Task {
+            var iterator = stream.makeAsyncIterator()
+            received.value = await iterator.next()
+        }
+        // Emitted until the reader, once it waits, has one.
+        var sent = 0
+        while received.value == nil, sent < 100_000 {
+            sent += 1
+            source.emit(sent)
+            await Task.yield()
+        }
+        await reader.value
+        #expect(received.value != nil)
+        #expect(received.value != 0, "the event emitted before the reader waited is not kept")
+    }
+
     @Test func releasingTheTokenEndsTheObservation() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte))
         let kept = Mutex<[AppIdentifier]>([])

@@ -148,13 +148,4 @@ import Testing
         let cache = try PurgeableCache<Int, Int>(name: "service", category: .rebuildableObjects)
         #expect(cache.owner == .service)
     }
-
-    @Test func aStreamKeepsAtLeastOneEvent() async {
-        await #expect(processExitsWith: .failure) {
-            let system = try! MemorySystem(configuration: .test(targetBytes: 1 << 33))
-            _ = system.events.stream(bufferLimit: 0)
-        }
-        let system = try! MemorySystem(configuration: .test(targetBytes: 1 << 33))
-        _ = system.events.stream(bufferLimit: 1)
-    }
 }

@@ -53,12 +53,13 @@ public final class EventSource<Event: Sendable>: ObserverRegistry {
     /// The events from now on, as an `AsyncStream`, until the source finishes its streams (a
     /// monitor that stops) or the reader stops iterating.
     ///
-    /// - Parameter bufferLimit: How many events the stream keeps for a reader that falls behind,
-    ///   1 or more; beyond that, the oldest are dropped.
+    /// - Parameter bufferLimit: How many events the stream keeps for a reader that falls behind;
+    ///   beyond that, the oldest are dropped. 0 keeps none, as `AsyncStream`'s
+    ///   `.bufferingNewest(0)` does: an event reaches the reader only if it is waiting for one. A
+    ///   negative limit counts as 0.
     /// - Returns: A stream for one reader.
     public func stream(bufferLimit: Int = 1024) -> AsyncStream<Event> {
-        precondition(bufferLimit >= 1, "stream(bufferLimit:) keeps 1 or more events, not \(bufferLimit)")
-        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(bufferLimit))
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(max(0, bufferLimit)))
         let identifier = state.withLock { state in
             let identifier = state.makeIdentifier()
             state.streams.append((identifier, continuation))
