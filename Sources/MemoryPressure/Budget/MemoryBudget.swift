@@ -20,6 +20,10 @@ public struct MemoryBudget: Hashable, Sendable, CustomStringConvertible {
     public let source: Source
 
     /// Where a budget comes from.
+    ///
+    /// This enumeration grows as the library does (new events, reasons and steps come with new
+    /// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+    /// newer version of the library does not break it. See <doc:TypesThatGrow>.
     public enum Source: Hashable, Sendable {
         /// A fixed number of bytes.
         case bytes(Int)

@@ -41,6 +41,9 @@ public struct CachePurgeResult: Hashable, Sendable {
 }
 
 /// What makes the system purge caches and stores.
+///
+/// This enumeration is closed: its cases are fixed by the contract it models, and a `switch`
+/// may list them all. See <doc:TypesThatGrow>.
 public enum PurgeEvent: Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// The owning app is entering the background.
     case enteringBackground

@@ -2,6 +2,9 @@
 /// keeps to itself.
 ///
 /// Codable as its name, such as `"suspended"`.
+///
+/// This enumeration is closed: its cases are fixed by the contract it models, and a `switch`
+/// may list them all. See <doc:TypesThatGrow>.
 public enum AppState: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// Not launched, or terminated.
     case notRunning
@@ -31,6 +34,10 @@ public enum AppState: String, Hashable, Sendable, CaseIterable, Codable, CustomS
 ///
 /// Its raw value, and its Codable form, is its case name, such as `"systemPressure"`; its
 /// description is the name in words (`system pressure`).
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum TerminationReason: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// The system needed the memory back.
     case systemPressure

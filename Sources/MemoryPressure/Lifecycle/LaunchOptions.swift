@@ -1,6 +1,10 @@
 /// Why an app was launched, and what it was handed to start with.
 public struct LaunchOptions: Hashable, Sendable {
     /// Why the app was launched.
+    ///
+    /// This enumeration grows as the library does (new events, reasons and steps come with new
+    /// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+    /// newer version of the library does not break it. See <doc:TypesThatGrow>.
     public enum Reason: Hashable, Sendable {
         /// The user opened it: it launches into the foreground.
         case user

@@ -7,6 +7,10 @@
 /// events at the time; so an observer may read any property of the app and call any method of it or
 /// of the system, and may hear of a callback while it already runs. A transition (``App/launch(options:)``
 /// and the rest) returns once the events it decided have been delivered.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum LifecycleEvent: Hashable, Sendable {
     /// The app moved from one state to another.
     case stateChanged(app: AppIdentifier, from: AppState, to: AppState)
@@ -34,6 +38,9 @@ public enum LifecycleEvent: Hashable, Sendable {
 }
 
 /// The app-delegate callbacks, by name: what lifecycle events report and tests record.
+///
+/// This enumeration is closed: its cases are fixed by the contract it models, and a `switch`
+/// may list them all. See <doc:TypesThatGrow>.
 public enum LifecycleCallback: Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// ``AppDelegate/willFinishLaunching(_:options:)``.
     case willFinishLaunching

@@ -3,6 +3,10 @@
 /// evicts pods on and the kernel's OOM killer defends. It holds, besides the process's resident
 /// memory, kernel memory charged to the cgroup (socket buffers, page tables) and page cache the
 /// process dirtied. While it is taken in, the footprint is the larger of the two figures.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum ControlGroupWorkingSetPolicy: Hashable, Sendable, CustomStringConvertible {
     /// While the process is the only one in its memory cgroup (its `cgroup.procs` lists it alone),
     /// as a container's one process is: then the cgroup's count is the process's own. Checked when

@@ -1,6 +1,9 @@
 /// How close the footprint is to the budget, as the system announces it.
 ///
 /// Codable as its name: `"normal"`, `"warning"` or `"critical"`.
+///
+/// This enumeration is closed: its cases are fixed by the contract it models, and a `switch`
+/// may list them all. See <doc:TypesThatGrow>.
 public enum PressureLevel: Int, Comparable, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// Under the warning threshold: nothing to do.
     case normal
@@ -97,6 +100,10 @@ public struct PressureChange: Hashable, Sendable, CustomStringConvertible {
 /// What a ``PressureMonitor`` publishes: every sample with the level it was judged at, every
 /// announcement of the level, and every change of the budget. An announcement comes just before the
 /// sample it was decided on; a budget change, before the first sample judged against it.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum PressureEvent: Hashable, Sendable {
     /// A sample, and the level announced after it was judged.
     case sample(MemorySample, level: PressureLevel)

@@ -7,6 +7,10 @@ import Synchronization
 import SystemPackage
 
 /// How a child process is frozen while its app is suspended.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum FreezeMechanism: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// Its own cgroup v2 directory's `cgroup.freeze` (Linux 5.2), waited on until `cgroup.events`
     /// reads `frozen 1`. Also on a hybrid host's controller-less cgroup2 tree.

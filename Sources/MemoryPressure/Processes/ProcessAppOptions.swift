@@ -16,6 +16,10 @@ import Musl
 /// ```
 public struct ProcessAppOptions: Hashable, Sendable {
     /// How the child hears of its app's callbacks.
+    ///
+    /// This enumeration grows as the library does (new events, reasons and steps come with new
+    /// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+    /// newer version of the library does not break it. See <doc:TypesThatGrow>.
     public enum Channel: Hashable, Sendable, CustomStringConvertible {
         /// None: the child still gets the freezer, the ordering and the kill.
         case none

@@ -8,6 +8,10 @@ import Musl
 ///
 /// Encodable as an object: `{"exited": {"status": 0}}`, `{"signaled": {"signal": 9,
 /// "coreDumped": false, "byKernelOOMKiller": true, "bySystem": false}}` or `{"unknown": {}}`.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum ProcessExit: Hashable, Sendable, Encodable, CustomStringConvertible {
     /// It exited with `status`.
     case exited(status: Int32)

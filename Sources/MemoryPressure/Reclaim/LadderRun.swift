@@ -81,6 +81,10 @@ extension LadderRun {
 /// A step of the reclamation ladder: what the system did, and what chose an app for termination.
 ///
 /// Codable as its name, such as `"terminateSuspended"`.
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, CustomStringConvertible {
     /// An app entered the background: its caches were purged per category and its backing stores
     /// released.

@@ -3,6 +3,10 @@ import Synchronization
 
 /// What a ``MemorySystem`` did, as it did it. The pressure level is the monitor's to announce
 /// (``PressureMonitor/events``).
+///
+/// This enumeration grows as the library does (new events, reasons and steps come with new
+/// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+/// newer version of the library does not break it. See <doc:TypesThatGrow>.
 public enum MemorySystemEvent: Sendable {
     /// Caches and stores were purged, by the step named.
     case purge(PurgeReport, step: ReclamationStep)

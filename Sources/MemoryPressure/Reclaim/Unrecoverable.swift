@@ -9,6 +9,10 @@
 /// the event and the `memory_pressure_unrecoverable_total` metric page an operator instead.
 public struct Unrecoverable: Hashable, Sendable {
     /// What the system does when it gives up.
+    ///
+    /// This enumeration grows as the library does (new events, reasons and steps come with new
+    /// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a
+    /// newer version of the library does not break it. See <doc:TypesThatGrow>.
     public enum Action: Hashable, Sendable {
         /// Publishes ``MemorySystemEvent/unrecoverable(_:)`` and logs at `error`, once per episode.
         case report
