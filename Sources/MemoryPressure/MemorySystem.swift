@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import Synchronization
 import SystemPackage
@@ -10,30 +15,45 @@ import SystemPackage
 // 4. Each app's `LifecycleStateMachine` decides under the app's lock and returns actions.
 // 5. The journal keeps what reclamation did and publishes it on `events`.
 //
-// Locks. No user code and no call-out runs under a lock of ours. An app's changes are made under its
-// record's lock and return their effects in its outbox (App+Events.swift), delivered in order once
-// the lock is released: the system's own bookkeeping first (the state index, limits, the
-// Terminator's heap closing), then the public observers; then a terminated app's release. The only
-// nesting starts at an app's record lock, taken first; under it, briefly: its notification
-// registry's (and under that, to queue a resumed app's steps, the run-loop pool's), the deadline
-// timers', the run-loop pool's, a completion's. Every other lock is taken alone.
+// Locks. No user code and no call-out runs under a lock of ours, and the code checks it: every lock
+// is a `LibraryLock` (or a `ThreadCondition`), which counts the locks a thread holds in debug builds,
+// and every call into code not ours goes through `callOut`, which traps there when one is held. An
+// app's changes are made under its record's lock and return their effects in its outbox
+// (App+Events.swift), delivered in order once the lock is released: the system's own bookkeeping
+// first (the state index, limits, the Terminator's heap closing), then the public observers; then a
+// terminated app's release. The only nesting starts at an app's record lock, taken first; under it,
+// briefly: its notification registry's (and under that, to queue a resumed app's steps, the run-loop
+// pool's), the deadline timers', the run-loop pool's, a completion's. Every other lock is taken alone.
 //
-// Concurrency, six mechanisms and three devices, each for a reason:
-// - `Mutex`: every shared state, held briefly, never across user code.
-// - `Atomic`: what hot paths read without a lock (app states, heap and footprint counts).
-// - The system's threads (`PosixThread`): the monitor's loop (epoll), the deadline timers (one heap,
-//   `poll` on a wake pipe), the reclamation executor, the process watches; each sleeps in the kernel
-//   (a descriptor, or `ThreadCondition`), off the cooperative pool, so that a saturated service
-//   still reclaims. The deadlines keep their own thread: the monitor's runs the service's observers
-//   and sample sources, which must not hold up an app's deadline (DeadlinesBesideTheMonitorTests).
-// - The run-loop pool: each app's serial executor, on a bounded pool of workers that grows past
-//   blocked callbacks; an admission waiting for room sleeps on a condition the samples signal.
-// - `AsyncStream`, for the public streams.
-// - Structured concurrency: task groups in `run()` and `shutDown()`, continuations (`Completion`)
-//   where a thread's event resumes an async caller.
-// The devices, each on one measured path: a thread-local charge stock (`ChargeStock`'s pthread key)
-// and an unretained heap core (`Unmanaged`) keep `HeapBuffer` near `malloc`'s cost; a crossing
-// allocation's `sched_yield` lets the woken monitor run first on kernels without preemption.
+// Concurrency: sixteen mechanisms, in four groups, each for a reason.
+// Shared state:
+// 1. `LibraryLock`: every shared state, held briefly, never across a call-out (see above).
+// 2. `Atomic`: what hot paths read without a lock (app states, heap and footprint counts).
+// 3. The outbox of each app: effects decided under its lock, delivered after it, in order.
+// Threads, each owned by what started it and stopped with it, each sleeping in the kernel, off the
+// cooperative pool, so that a saturated service still reclaims:
+// 4. The monitor's sampling thread (epoll on its kernel events), per `run()`.
+// 5. The reclamation executor (a task executor on a thread of its own), per `run()`.
+// 6. The system's `AppThreadGroup`: the deadline timers' thread (one heap, `poll` on a wake pipe;
+//    beside the monitor's, so that a service's slow observer or source cannot hold up a deadline:
+//    DeadlinesBesideTheMonitorTests) and
+// 7. the run-loop pool: each app's serial executor, on a bounded pool of workers that grows past
+//    blocked callbacks; both stopped by `shutDown()` and as the system goes away.
+// 8. The process apps' exit watch (one thread polls every child's pidfd), while children run.
+// 9. `ThreadCondition` and `ThreadSemaphore`: where those threads, and an admission waiting for
+//    room on a thread, sleep.
+// Tasks:
+// 10. Structured concurrency: task groups in `run()` and `shutDown()`.
+// 11. `Completion`: a continuation a thread's event resumes (a transition's end, a termination's
+//     record, a warning's receipt), bounded by a deadline of the group's timers.
+// 12. `LadderMailbox`: the one reader of the monitor's announcements and latest sample.
+// 13. `RoomSignal`: allocations waiting for room, threads and suspended tasks alike.
+// 14. `EventSource`: the public observers and `AsyncStream`s.
+// Devices, each on one measured path:
+// 15. A thread-local charge stock (`ChargeStock`'s pthread key) and an unretained heap core
+//     (`Unmanaged`) keep `HeapBuffer` near `malloc`'s cost.
+// 16. A crossing allocation's `sched_yield` lets the woken monitor run first on kernels without
+//     preemption.
 
 /// The conductor: owns the pressure monitor, the apps, the purge registry, the state archive and
 /// the reclamation ladder, and gives memory back when the footprint runs over the budget.
@@ -84,6 +104,9 @@ public final class MemorySystem: Sendable {
     let terminator: Terminator
     /// Every app's host: purges an app entering the background, while the system runs.
     let backgroundPurge: BackgroundPurge
+    /// The threads the apps' run loops and every deadline run on: the system's own, stopped by
+    /// ``shutDown()`` and as the system goes away.
+    let threads = AppThreadGroup()
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
     let account: FootprintAccount
     private let lifecycleObservation: ObservationToken
@@ -107,7 +130,7 @@ public final class MemorySystem: Sendable {
         self.configuration = configuration
         let journal = journal
         account = FootprintAccount(
-            budget: configuration.budget, admissionWait: configuration.admissionWait, logger: configuration.logger
+            budget: configuration.budget, admissionWait: configuration.admissionWait, timers: threads.timers, logger: configuration.logger
         ) { app, bytes in
             journal.refused(app: app, bytes: bytes)
         }
@@ -140,6 +163,10 @@ public final class MemorySystem: Sendable {
         }
     }
 
+    deinit {
+        threads.shutDown()
+    }
+
     // MARK: Apps
 
     /// Registers an app that is not running yet.
@@ -165,7 +192,7 @@ public final class MemorySystem: Sendable {
         return try hosted.add(identifier, limits: limits) {
             App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
-                stateArchive: stateArchive, host: backgroundPurge, makeDelegate: makeDelegate
+                stateArchive: stateArchive, host: backgroundPurge, threads: threads, makeDelegate: makeDelegate
             )
         }
     }
@@ -209,7 +236,7 @@ public final class MemorySystem: Sendable {
             return try hosted.add(identifier, limits: limits) {
                 App(
                     identifier: identifier, configuration: appConfiguration, events: lifecycleEvents, stateArchive: stateArchive,
-                    host: backgroundPurge, keepsRunningInBackground: options.inBackground == .run
+                    host: backgroundPurge, threads: threads, keepsRunningInBackground: options.inBackground == .run
                 ) {
                     ProcessAppDelegate(processes: processes)
                 }
@@ -448,12 +475,37 @@ extension MemorySystem {
     /// the records in the order they came. Cancellation does not cut the shutdown short: a cancelled
     /// service still delivers `willTerminate` and waits for the records.
     ///
+    /// Then it stops the system's threads (the apps' run loops' workers and the deadline timers'),
+    /// waiting for them; once the system is also released, no thread of the library is left. Using
+    /// the system afterwards starts them again.
+    ///
     /// Call it after ``run()`` has returned, so the ladder does not terminate apps at the same time;
     /// an app launched after the call began is not terminated. Calls from several tasks at once
     /// terminate each app once, and each returns once the apps it found running are terminated,
     /// with their records.
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
+        let records = await terminateEveryApp()
+        // The joins wait for the threads to end: on a thread of their own, not the pool's.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let threads = threads
+            do {
+                let stopper = try PosixThread.start(named: "mp-shutdown") {
+                    threads.shutDown()
+                    callOut { done.resume() }
+                }
+                pthread_detach(stopper)
+            } catch {
+                threads.shutDown()
+                done.resume()
+            }
+        }
+        return records
+    }
+
+    /// Terminates every app that is running or suspended, for reason `explicit`, together; returns
+    /// their records.
+    private func terminateEveryApp() async -> [TerminationRecord] {
         let apps = hosted.appsInUse
         guard !apps.isEmpty else { return [] }
         logger.info("shutting down: terminating every app", metadata: [

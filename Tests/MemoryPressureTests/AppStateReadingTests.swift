@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Dispatch
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
@@ -98,7 +98,7 @@ struct AppStateReadingTests {
         #expect(await eventually { app.systemState == .notRunning })
         // The termination's bookkeeping now waits for the cache; another deadline still runs.
         let ran = SharedBox(false)
-        DeadlineTimers.shared.schedule(at: .now + .milliseconds(50)) { ran.value = true }
+        system.threads.timers.schedule(at: .now + .milliseconds(50)) { ran.value = true }
         #expect(await eventually(within: .seconds(10)) { ran.value })
         gate.signal()
         #expect(try await entering == .notRunning)

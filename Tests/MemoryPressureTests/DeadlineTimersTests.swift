@@ -1,4 +1,4 @@
-@testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import Synchronization
 import Testing
@@ -6,7 +6,8 @@ import Testing
 /// Every deadline of the apps in one timer heap on one thread.
 @Suite struct DeadlineTimersTests {
     @Test func deadlinesRunInOrderAndCancelledOnesNever() async {
-        let timers = DeadlineTimers.shared
+        let timers = DeadlineTimers()
+        defer { timers.stop() }
         let log = SharedLog<Int>()
         let start = ContinuousClock.now
         for (index, delay) in [30, 10, 20, 40].enumerated() {
@@ -41,7 +42,7 @@ import Testing
         }
         // Each round set a deadline for didEnterBackground, cancelled as the callback returned:
         // none of them may still be held.
-        let counts = DeadlineTimers.shared.counts
+        let counts = system.threads.timers.counts
         #expect(counts.pending < 100, "\(counts.pending) deadlines still set after \(rounds) rounds")
         #expect(counts.entries <= 2 * counts.pending + 64, "\(counts.entries) heap entries for \(counts.pending) deadlines")
     }

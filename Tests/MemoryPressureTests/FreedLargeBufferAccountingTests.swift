@@ -11,7 +11,7 @@ import Testing
 struct FreedLargeBufferAccountingTests {
     @Test func aFreedLargeBufferCountsUntilASampleMeasuresWhatIsResident() throws {
         let account = FootprintAccount(
-            budget: try MemoryBudget(totalBytes: 1 << 30), admissionWait: .milliseconds(20), logger: silentLogger
+            budget: try MemoryBudget(totalBytes: 1 << 30), admissionWait: .milliseconds(20), timers: DeadlineTimers(), logger: silentLogger
         ) { _, _ in }
         account.holdBudget(true)
         let heap = try AppHeap(app: .test("large"), account: account)

@@ -16,7 +16,7 @@ import Testing
 struct HeapChargeStockTests {
     static func account(budgetBytes: Int, holdingBudget: Bool, admissionWait: Duration = .milliseconds(20)) throws -> FootprintAccount {
         let account = FootprintAccount(
-            budget: try MemoryBudget(totalBytes: budgetBytes), admissionWait: admissionWait, logger: silentLogger
+            budget: try MemoryBudget(totalBytes: budgetBytes), admissionWait: admissionWait, timers: DeadlineTimers(), logger: silentLogger
         ) { _, _ in }
         account.holdBudget(holdingBudget)
         return account

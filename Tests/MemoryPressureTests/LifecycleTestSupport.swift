@@ -37,7 +37,7 @@ func makeApp(
 ) throws -> App {
     let delegate = RecordingDelegate(log: log)
     configure(delegate)
-    return App(identifier: try AppIdentifier(name), delegate: delegate, configuration: configuration, events: events)
+    return App(identifier: try AppIdentifier(name), delegate: delegate, configuration: configuration, events: events, threads: testThreads)
 }
 
 extension AsyncStream where Element == LifecycleEvent {
@@ -50,3 +50,6 @@ extension AsyncStream where Element == LifecycleEvent {
         return events
     }
 }
+
+/// The threads of the apps the tests make outside a memory system: one group for them all.
+let testThreads = AppThreadGroup()

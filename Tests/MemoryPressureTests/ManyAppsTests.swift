@@ -38,7 +38,7 @@ import Testing
     @Test func theVictimHeapGivesTheLargestFirstAndTiesToTheFirstIdentifier() throws {
         // 5,000 apps whose footprints repeat every 1,000, in a scrambled order.
         let apps = (0..<5_000).map { index in
-            App(identifier: .test("app-\(index)"), makeDelegate: { RecordingDelegate() })
+            App(identifier: .test("app-\(index)"), threads: testThreads, makeDelegate: { RecordingDelegate() })
         }
         var bytes: [AppIdentifier: Int] = [:]
         for (index, app) in apps.enumerated() { bytes[app.identifier] = (index * 7_919) % 1_000 }

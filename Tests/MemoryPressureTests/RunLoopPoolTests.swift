@@ -11,7 +11,9 @@ import Testing
 /// on past a blocked callback.
 @Suite struct RunLoopPoolTests {
     @Test func eachRunLoopRunsItsWorkAloneAndInOrderOnAPoolThatStaysWithinItsBound() async throws {
-        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4)
+        let group = AppThreadGroup(baseWorkers: 2, maximumWorkers: 4)
+        defer { group.shutDown() }
+        let pool = group.pool
         let runLoops = (0..<2_000).map { _ in AppRunLoop(pool: pool) }
         let logs = runLoops.map { _ in SharedLog<Int>() }
         let inside = runLoops.map { _ in SharedBox(false) }
@@ -41,7 +43,9 @@ import Testing
         // Added workers stay for the whole test: with the default two seconds, a worker that ran the
         // free run loop could retire before a slow look at the count (a busy machine delays a
         // sleeping test task by that much), and the count would read one less than the pool grew.
-        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4, retireAfter: .seconds(3_600))
+        let group = AppThreadGroup(baseWorkers: 2, maximumWorkers: 4, retireAfter: .seconds(3_600))
+        defer { group.shutDown() }
+        let pool = group.pool
         let gate = DispatchSemaphore(value: 0)
         let blocked = Atomic<Int>(0)
         // Three blocked run loops: more than the base, fewer than the bound.
@@ -78,7 +82,9 @@ import Testing
         // Two blocked run loops hold the base workers, so every other item needs an added worker,
         // and added workers retire after a millisecond without work: items scheduled one by one
         // keep landing as a worker times out. None may be left waiting for a blocked worker.
-        let pool = RunLoopPool(baseWorkers: 2, maximumWorkers: 4, retireAfter: .milliseconds(1))
+        let group = AppThreadGroup(baseWorkers: 2, maximumWorkers: 4, retireAfter: .milliseconds(1))
+        defer { group.shutDown() }
+        let pool = group.pool
         let gate = DispatchSemaphore(value: 0)
         defer { for _ in 0..<2 { gate.signal() } }
         let blocked = Atomic<Int>(0)
@@ -105,10 +111,10 @@ import Testing
     @Test func appsGoOnWhileMoreAppsThanTheBaseWorkersAreBlockedInACallback() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33))
         let gate = DispatchSemaphore(value: 0)
-        defer { for _ in 0...RunLoopPool.shared.baseWorkers { gate.signal() } }
+        defer { for _ in 0...system.threads.pool.baseWorkers { gate.signal() } }
         let blocked = Atomic<Int>(0)
         // One more blocked app than the pool keeps workers for.
-        for index in 0...RunLoopPool.shared.baseWorkers {
+        for index in 0...system.threads.pool.baseWorkers {
             let app = try system.register(.test("blocked-\(index)")) { RecordingDelegate() }
             try await app.launch()
             app.enqueue { _ in
@@ -116,7 +122,7 @@ import Testing
                 gate.wait()
             }
         }
-        #expect(await eventually { blocked.load(ordering: .relaxed) == RunLoopPool.shared.baseWorkers + 1 })
+        #expect(await eventually { blocked.load(ordering: .relaxed) == system.threads.pool.baseWorkers + 1 })
         let log = SharedLog<String>()
         let free = try system.register(.test("free")) { RecordingDelegate(log: log) }
         #expect(try await free.launch() == .active)
@@ -144,7 +150,7 @@ import Testing
         // One DispatchQueue per app took the process from about 10 threads to 259 here. The pool
         // adds at most its bound (reached only with that many callbacks blocked), and the deadline
         // timers' thread, where its watchdog looks, may start.
-        #expect(most - before <= RunLoopPool.shared.maximumWorkers + 1)
-        #expect(RunLoopPool.shared.workerCount <= RunLoopPool.shared.maximumWorkers)
+        #expect(most - before <= system.threads.pool.maximumWorkers + 1)
+        #expect(system.threads.pool.workerCount <= system.threads.pool.maximumWorkers)
     }
 }

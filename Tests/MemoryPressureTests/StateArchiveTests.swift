@@ -324,7 +324,7 @@ struct SavedDocument: Codable, Equatable {
     @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
-        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive) {
+        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive, threads: testThreads) {
             recordingLaunches(in: options)
         }
         try await app.launch()
@@ -342,7 +342,7 @@ struct SavedDocument: Codable, Equatable {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive) {
+        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive, threads: testThreads) {
             recordingLaunches(in: options)
         }
         #expect(try await app.launch() == .active)

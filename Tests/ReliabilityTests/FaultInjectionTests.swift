@@ -13,13 +13,16 @@ import Testing
 // ThreadSanitizer, behind the suites that move hundreds of MiB, passed a minute on a loaded machine.
 @Suite(.timeLimit(.minutes(5)))
 struct FaultInjectionTests {
+    /// The threads of the suite's apps, which no memory system hosts: one group for them all.
+    static let threads = AppThreadGroup()
+
     static func app(_ name: String, log: SharedLog<String>, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
                     onDidEnterBackground: (@Sendable (isolated App) -> Void)? = nil,
                     onWillTerminate: (@Sendable (isolated App) -> Void)? = nil) throws -> App {
         let delegate = RecordingDelegate.recordingNotifications(in: log)
         delegate.onDidEnterBackground = onDidEnterBackground
         delegate.onWillTerminate = onWillTerminate
-        return App(identifier: try AppIdentifier(name), delegate: delegate, configuration: configuration, events: events)
+        return App(identifier: try AppIdentifier(name), delegate: delegate, configuration: configuration, events: events, threads: threads)
     }
 
     /// Waits, off the cooperative pool, until `semaphore` is signalled.

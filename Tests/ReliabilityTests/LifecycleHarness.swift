@@ -79,6 +79,9 @@ final class LifecycleHarness {
     /// Each app's stays in the background seen so far, numbered from 1 by when they began.
     private var stays: [[ContinuousClock.Instant: Int]]
 
+    /// The threads of the harnesses' apps, which no memory system hosts: one group for them all.
+    static let threads = AppThreadGroup()
+
     static let configuration = try! AppConfiguration(
         // The delegates never block, so these deadlines are never reached, even on a loaded machine;
         // the background time outlasts any run, so the model can say when it counts without it
@@ -91,11 +94,11 @@ final class LifecycleHarness {
         events = lifecycleEvents.stream().makeAsyncIterator()
         logs = identifiers.map { _ in SharedLog() }
         apps = zip(identifiers, logs).map { identifier, log in
-            App(identifier: identifier, delegate: ModelDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents)
+            App(identifier: identifier, delegate: ModelDelegate(log: log), configuration: Self.configuration, events: lifecycleEvents, threads: Self.threads)
         }
         tasks = identifiers.map { _ in [:] }
         stays = identifiers.map { _ in [:] }
-        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: ModelDelegate(log: SharedLog()), events: lifecycleEvents)
+        sentinel = App(identifier: try AppIdentifier("sentinel"), delegate: ModelDelegate(log: SharedLog()), events: lifecycleEvents, threads: Self.threads)
         try await sentinel.launch()
         _ = await collectUntilSentinel()
     }

@@ -19,11 +19,12 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // An app as the system holds it before launch: the actor, its run loop (its queue on the
-    // shared run-loop pool), its lifecycle record and notification registry, and its delegate.
+    // system's run-loop pool), its lifecycle record and notification registry, and its delegate.
     Benchmark("Footprint-bytes-per-app", configuration: configuration(bytesPerApp)) { benchmark in
         let identifiers = try (0..<appCount).map { try AppIdentifier("app\($0)") }
+        let threads = AppThreadGroup()
         let (apps, growth) = HeapUsage.measureGrowth {
-            identifiers.map { App(identifier: $0, delegate: IdleDelegate()) }
+            identifiers.map { App(identifier: $0, delegate: IdleDelegate(), threads: threads) }
         }
         withExtendedLifetime(apps) {}
         benchmark.measurement(bytesPerApp, growth.bytes / appCount)
@@ -47,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
     // Observers that capture nothing, so their closures allocate nothing: the bytes are the
     // registry's own.
     Benchmark("Footprint-bytes-per-observer", configuration: configuration(bytesPerObserver)) { benchmark in
-        let app = App(identifier: try AppIdentifier("observed"), delegate: IdleDelegate())
+        let app = App(identifier: try AppIdentifier("observed"), delegate: IdleDelegate(), threads: AppThreadGroup())
         let (tokens, growth) = HeapUsage.measureGrowth {
             (0..<observerCount).map { _ in
                 app.notificationCenter.addObserver(forName: .didReceiveMemoryWarning) { _, _ in }

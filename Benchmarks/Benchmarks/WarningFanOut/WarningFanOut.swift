@@ -18,13 +18,17 @@ struct FanOutDelegate: AppDelegate {
     }
 }
 
+/// The threads of the suite's apps, which no memory system hosts: one group for them all.
+let fanOutThreads = AppThreadGroup()
+
 /// `count` launched (active) apps of `controllers` controllers and `observers` observers each.
 func launchedApps(_ count: Int, controllers: Int, observers: Int) async throws -> [App] {
     var apps: [App] = []
     for index in 0..<count {
         let app = App(
             identifier: try AppIdentifier("app\(index)"),
-            delegate: FanOutDelegate(controllers: controllers, observers: observers)
+            delegate: FanOutDelegate(controllers: controllers, observers: observers),
+            threads: fanOutThreads
         )
         try await app.launch()
         apps.append(app)

@@ -65,9 +65,14 @@ final class FootprintAccount: Sendable {
     /// Told of every refusal.
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
     /// Where allocations over the budget wait for room: signalled whenever the footprint may fall.
-    private let room = RoomSignal()
+    private let room: RoomSignal
 
-    init(budget: MemoryBudget, admissionWait: Duration, logger: Logger, onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void) {
+    /// An account of `budget` whose suspended admissions are bounded by deadlines of `timers`.
+    init(
+        budget: MemoryBudget, admissionWait: Duration, timers: DeadlineTimers, logger: Logger,
+        onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void
+    ) {
+        room = RoomSignal(timers: timers)
         budgetBytes = Atomic(budget.totalBytes)
         warningThreshold = Atomic(budget.bytes(enteringAbove: .warning))
         criticalThreshold = Atomic(budget.bytes(enteringAbove: .critical))

@@ -26,7 +26,7 @@ extension App {
             let result = body(&record)
             return (result, record.outbox.claimDelivery())
         }
-        if delivers { RunLoopPool.shared.run { self.deliverEvents() } }
+        if delivers { threads.pool.run { self.deliverEvents() } }
         return result
     }
 

@@ -45,11 +45,11 @@ extension App {
             case .armBackgroundExpiry(let deadline, let step):
                 // Armed under the lock: a disarm (a return to the foreground, a termination) that
                 // follows finds this timer.
-                record.backgroundExpiry = DeadlineTimers.shared.schedule(at: deadline) { [self] in
+                record.backgroundExpiry = threads.timers.schedule(at: deadline) { [self] in
                     backgroundExpiryDue(step)
                 }
             case .cancelBackgroundExpiry:
-                record.backgroundExpiry.map(DeadlineTimers.shared.cancel)
+                record.backgroundExpiry.map(threads.timers.cancel)
                 record.backgroundExpiry = nil
             case .queueRelease:
                 record.outbox.add(.release)

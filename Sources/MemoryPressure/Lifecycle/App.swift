@@ -45,6 +45,8 @@ public actor App {
     public nonisolated let configuration: AppConfiguration
 
     nonisolated let runLoop: AppRunLoop
+    /// The threads the app's run loop and deadlines run on: its system's.
+    nonisolated let threads: AppThreadGroup
     nonisolated let record: LibraryLock<LifecycleRecord>
     /// The lifecycle's `state` and `callbackState` (``PublishedStates``), published under the
     /// record's lock whenever either changes, so that reading the state never waits for the lock,
@@ -73,8 +75,10 @@ public actor App {
     /// An app that is not running, with `delegate` as its code for every launch, outside any
     /// system: what the benchmarks measure an app's own cost with. Services register apps with
     /// ``MemorySystem``.
-    @_spi(Benchmarks) public init(identifier: AppIdentifier, delegate: sending any AppDelegate, configuration: AppConfiguration = .default) {
-        self.init(identifier: identifier, delegate: delegate, configuration: configuration, events: nil, stateArchive: nil)
+    @_spi(Benchmarks) public init(
+        identifier: AppIdentifier, delegate: sending any AppDelegate, configuration: AppConfiguration = .default, threads: AppThreadGroup
+    ) {
+        self.init(identifier: identifier, delegate: delegate, configuration: configuration, events: nil, stateArchive: nil, threads: threads)
     }
 
     /// An app that is not running, with `delegate` as its code for every launch, reporting to
@@ -85,7 +89,8 @@ public actor App {
         configuration: AppConfiguration = .default,
         events: EventSource<LifecycleEvent>?,
         stateArchive: StateArchive? = nil,
-        host: (any AppHost)? = nil
+        host: (any AppHost)? = nil,
+        threads: AppThreadGroup
     ) {
         self.identifier = identifier
         self.configuration = configuration
@@ -94,7 +99,8 @@ public actor App {
         self.stateArchive = stateArchive
         self.makeDelegate = nil
         self.delegate = delegate
-        self.runLoop = AppRunLoop()
+        self.threads = threads
+        self.runLoop = AppRunLoop(pool: threads.pool)
         self.record = Self.record(identifier: identifier, configuration: configuration, keepsRunningInBackground: false)
     }
 
@@ -107,6 +113,7 @@ public actor App {
         events: EventSource<LifecycleEvent>? = nil,
         stateArchive: StateArchive? = nil,
         host: (any AppHost)? = nil,
+        threads: AppThreadGroup,
         keepsRunningInBackground: Bool = false,
         makeDelegate: @escaping @Sendable () -> sending any AppDelegate
     ) {
@@ -117,7 +124,8 @@ public actor App {
         self.stateArchive = stateArchive
         self.makeDelegate = makeDelegate
         self.delegate = nil
-        self.runLoop = AppRunLoop()
+        self.threads = threads
+        self.runLoop = AppRunLoop(pool: threads.pool)
         self.record = Self.record(identifier: identifier, configuration: configuration, keepsRunningInBackground: keepsRunningInBackground)
     }
 
@@ -371,14 +379,14 @@ public actor App {
         if let (limit, reason) = callback.deadline(in: configuration) {
             if callback == .willFinishLaunching { launchStart = .now }
             let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
-            timer = DeadlineTimers.shared.schedule(at: deadline) { [self] in
+            timer = threads.timers.schedule(at: deadline) { [self] in
                 terminateNow(reason: reason, generation: generation, fromTimer: true)
                 completion?.resolve(.notRunning)
             }
         }
         update { $0.beginCallback(callback, generation: generation) }
         defer {
-            timer.map(DeadlineTimers.shared.cancel)
+            timer.map(threads.timers.cancel)
             update { $0.endCallback() }
         }
         report(.callback(app: identifier, callback))
@@ -460,6 +468,6 @@ public actor App {
     nonisolated func drained(within timeout: Duration) async {
         let completion = Completion<Void>()
         runLoop.perform { completion.resolve(()) }
-        _ = await completion.value(timeout: timeout, cancellable: false)
+        _ = await completion.value(timeout: timeout, on: threads.timers, cancellable: false)
     }
 }

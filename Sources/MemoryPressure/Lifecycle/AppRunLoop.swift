@@ -2,7 +2,7 @@ import DequeModule
 import Synchronization
 
 /// An app's main run loop: a serial queue that runs the app's work one item at a time, in the order
-/// posted, on a thread of the shared ``RunLoopPool``.
+/// posted, on a thread of its system's ``RunLoopPool``.
 ///
 /// It is the `SerialExecutor` of the app's actor, so the actor's own jobs and the callbacks the
 /// system posts with `perform` share one queue: nothing the app runs ever overlaps anything else it
@@ -27,7 +27,7 @@ final class AppRunLoop: SerialExecutor {
     private let runningThread = Atomic<UInt>(0)
     private let pool: RunLoopPool
 
-    init(pool: RunLoopPool = .shared) {
+    init(pool: RunLoopPool) {
         self.pool = pool
     }
 

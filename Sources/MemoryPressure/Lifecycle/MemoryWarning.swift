@@ -66,7 +66,8 @@ extension MemoryWarning {
     func post(to apps: [App], footprint: (App) -> Int) -> PostedWarning {
         let ordered = Self.deliveryOrder(of: apps, footprint: footprint)
         return PostedWarning(
-            warning: self, start: .now, receipts: ordered.map { ($0.identifier, $0.receiveMemoryWarning(self)) }
+            warning: self, start: .now, receipts: ordered.map { ($0.identifier, $0.receiveMemoryWarning(self)) },
+            timers: ordered.first?.threads.timers
         )
     }
 
@@ -90,6 +91,8 @@ struct PostedWarning: Sendable {
     let warning: MemoryWarning
     let start: ContinuousClock.Instant
     let receipts: [(app: AppIdentifier, receipt: Completion<WarningDelivery.Receipt>)]
+    /// Where a delivery's timeout is kept: the timers of the apps' group (nil with no app).
+    let timers: DeadlineTimers?
 
     /// What the fan-out reached, once every app has finished its part, or, with a `timeout`, once
     /// it has passed since the warning was posted: apps still busy then (a callback that blocks
@@ -104,8 +107,8 @@ struct PostedWarning: Sendable {
             let receipt: WarningDelivery.Receipt
             if let resolved = completion.resolvedValue {
                 receipt = resolved
-            } else if let timeout {
-                guard let received = await completion.value(timeout: start + timeout - .now) else {
+            } else if let timeout, let timers {
+                guard let received = await completion.value(timeout: start + timeout - .now, on: timers) else {
                     delivery.appsTimedOut.append(app)
                     continue
                 }

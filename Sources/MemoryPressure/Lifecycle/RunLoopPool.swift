@@ -6,7 +6,8 @@ import Musl
 import DequeModule
 import Synchronization
 
-/// The threads every app's run loop runs on: a bounded pool, shared by all the apps of the process.
+/// The threads every app's run loop runs on: a bounded pool, shared by the apps of a memory system
+/// (its ``AppThreadGroup``), whose workers stop with the group.
 ///
 /// ## Why a pool of our own
 /// A serial `DispatchQueue` per app costs a thread whenever it has work: Dispatch's overcommitting
@@ -27,7 +28,7 @@ import Synchronization
 /// - ``baseWorkers`` (the processor count, at least 2) workers are started as work arrives and
 ///   stay. Work is CPU-bound and short (callbacks, warnings), so more would only contend.
 /// - A callback that blocks holds its worker. A watchdog, a look every ``lookInterval`` on the
-///   apps' deadline timers' thread (``DeadlineTimers``) while run loops wait and no worker is
+///   group's deadline timers' thread (``DeadlineTimers``) while run loops wait and no worker is
 ///   idle, and no thread of its own: a worker whose turn began more than
 ///   ``stallThreshold`` ago and whose thread sleeps (is blocked in a wait, as `/proc` reports it)
 ///   is *stalled*, and while fewer than ``baseWorkers`` workers make progress it adds one, up to
@@ -40,11 +41,16 @@ import Synchronization
 /// - Past ``maximumWorkers`` blocked callbacks at once (each a bug of its app), the other apps wait
 ///   until one returns: the pool is bounded by design, where Dispatch's would grow to hundreds.
 ///
-/// The process then has `baseWorkers` threads for its apps whatever their number (and the deadline
-/// timers' one, which every app shares anyway), plus one per callback blocked at the time.
-final class RunLoopPool: Sendable {
-    /// The pool all apps share.
-    static let shared = RunLoopPool(baseWorkers: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
+/// The process then has `baseWorkers` threads for a system's apps whatever their number (and the
+/// deadline timers' one, which every app shares anyway), plus one per callback blocked at the time.
+///
+/// ## Stopping
+/// ``stop()`` lets the workers finish the run loops that are ready and end, waits for them, and
+/// joins their threads; a worker blocked in an app's callback cannot end, and is left to end once
+/// the callback returns. Work posted afterwards starts workers again.
+package final class RunLoopPool: Sendable {
+    /// The workers kept by default: one per processor, at least 2.
+    static var standardBaseWorkers: Int { max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// The workers kept: enough to keep every processor busy.
     let baseWorkers: Int
@@ -60,6 +66,8 @@ final class RunLoopPool: Sendable {
     let turnLength = 32
 
     private struct Worker {
+        /// Its thread, to join once it has ended; nil until its start returns.
+        var thread: pthread_t?
         /// Its thread's kernel identifier, once the thread runs.
         var task: pid_t?
         /// When the turn it runs began; nil while it waits for work.
@@ -74,6 +82,10 @@ final class RunLoopPool: Sendable {
         var idle = 0
         /// Whether the watchdog is looking: a look is scheduled on the deadline timers.
         var isWatching = false
+        /// Set by ``stop()``: idle workers end once no run loop is ready.
+        var isStopping = false
+        /// The threads of workers that have ended, to join.
+        var ended: [pthread_t] = []
 
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
@@ -88,6 +100,12 @@ final class RunLoopPool: Sendable {
             }
         }
 
+        /// Forgets the worker `identifier`, which ends: its thread is joined later (by ``stop()``,
+        /// or as the next worker starts).
+        mutating func end(_ identifier: Int) {
+            if let thread = workers.removeValue(forKey: identifier)?.thread { ended.append(thread) }
+        }
+
         /// Notes a new worker, whose thread the caller starts once the lock is released.
         mutating func reserveWorker() -> Int {
             let identifier = nextWorker
@@ -98,15 +116,21 @@ final class RunLoopPool: Sendable {
     }
 
     private let state = LibraryLock(State())
-    /// Signalled once for each run loop put on the ready queue.
+    /// Signalled once for each run loop put on the ready queue (and once per worker to stop).
     private let readyCount = ThreadSemaphore()
+    /// Signalled by each worker that ends.
+    private let workerEnded = ThreadSemaphore()
+    /// Where the watchdog's looks are scheduled: the timers of the pool's group.
+    private let timers: DeadlineTimers
 
     /// A pool of `baseWorkers` workers, growing past blocked ones to `maximumWorkers` (by default
-    /// four times as many, at least 64), whose added workers end after `retireAfter` without work.
-    init(baseWorkers: Int, maximumWorkers: Int? = nil, retireAfter: Duration = .seconds(2)) {
+    /// four times as many, at least 64), whose added workers end after `retireAfter` without work;
+    /// its watchdog looks on `timers`.
+    init(baseWorkers: Int = standardBaseWorkers, maximumWorkers: Int? = nil, retireAfter: Duration = .seconds(2), timers: DeadlineTimers) {
         self.baseWorkers = baseWorkers
         self.maximumWorkers = maximumWorkers ?? max(64, baseWorkers * 4)
         self.retireAfter = retireAfter
+        self.timers = timers
     }
 
     /// How many workers there are now.
@@ -143,8 +167,18 @@ final class RunLoopPool: Sendable {
     /// Starts the thread of the worker reserved as `identifier`, with the pool's lock released;
     /// forgets the worker when no thread can be started.
     private func startWorker(_ identifier: Int) {
+        // Workers that retired since: their threads have ended, or are ending.
+        for thread in state.withLock({ state in defer { state.ended = [] }; return state.ended }) {
+            pthread_join(thread, nil)
+        }
         if let thread = try? PosixThread.start(named: "app-runloop", { self.work(as: identifier) }) {
-            pthread_detach(thread)
+            let ended = state.withLock { state in
+                guard state.workers[identifier] != nil else { return true }
+                state.workers[identifier]?.thread = thread
+                return false
+            }
+            // Ended already (a stop as it started): nobody else will join it.
+            if ended { pthread_join(thread, nil) }
             return
         }
         let left = state.withLock { state in
@@ -168,7 +202,9 @@ final class RunLoopPool: Sendable {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
                     // started no watchdog look: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
-                    if !state.isShortOfWorkers, state.workers.count > baseWorkers { state.workers[identifier] = nil }
+                    if !state.isShortOfWorkers, state.isStopping || state.workers.count > baseWorkers {
+                        state.end(identifier)
+                    }
                     return (nil, false)
                 }
                 state.workers[identifier]?.turnStart = .now
@@ -176,7 +212,10 @@ final class RunLoopPool: Sendable {
             }
             if startsWatching { scheduleLook() }
             guard let runLoop else {
-                if state.withLock({ $0.workers[identifier] == nil }) { return }
+                if state.withLock({ $0.workers[identifier] == nil }) {
+                    workerEnded.signal()
+                    return
+                }
                 continue
             }
             let more = runLoop.runTurn(limit: turnLength)
@@ -187,7 +226,39 @@ final class RunLoopPool: Sendable {
 
     /// The watchdog's next look, ``lookInterval`` from now, on the deadline timers' thread.
     private func scheduleLook() {
-        DeadlineTimers.shared.schedule(at: .now + lookInterval) { [self] in look() }
+        timers.schedule(at: .now + lookInterval) { [self] in look() }
+    }
+
+    /// Ends the workers once the run loops ready now have run, and waits for them (at most
+    /// `timeout`: a worker blocked in an app's callback ends once it returns), joining their
+    /// threads. Called on a worker (the last reference to a system released in a callback), it
+    /// does not wait for that worker, which ends after its turn.
+    func stop(within timeout: Duration = .seconds(1)) {
+        let workers = state.withLock { state in
+            state.isStopping = true
+            return state.workers.count
+        }
+        for _ in 0..<workers { readyCount.signal() }
+        let deadline = ContinuousClock.now + timeout
+        let me = pthread_self()
+        while true {
+            let waiting = state.withLock { state in
+                state.workers.values.contains { worker in worker.thread.map { pthread_equal($0, me) == 0 } ?? true }
+            }
+            let left = deadline - .now
+            guard waiting, left > .zero else { break }
+            _ = workerEnded.wait(atMost: left)
+        }
+        let (ended, restarts) = state.withLock { state in
+            state.isStopping = false
+            defer { state.ended = [] }
+            // A run loop posted while the workers ended starts one again.
+            let restarts = !state.ready.isEmpty && state.workers.isEmpty ? state.reserveWorker() : nil
+            return (state.ended, restarts)
+        }
+        for thread in ended where pthread_equal(thread, me) == 0 { pthread_join(thread, nil) }
+        for thread in ended where pthread_equal(thread, me) != 0 { pthread_detach(thread) }
+        if let restarts { startWorker(restarts) }
     }
 
     /// One look of the watchdog, while run loops wait with no idle worker: adds a worker while fewer

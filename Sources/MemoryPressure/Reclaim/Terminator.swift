@@ -109,7 +109,7 @@ final class Terminator: Sendable {
             }
             guard joins else { return nil }
             // Its own termination would have waited for `willTerminate`, then for the run loop.
-            return await request.record.value(timeout: app.configuration.terminationDeadline * 2, cancellable: false)
+            return await request.record.value(timeout: app.configuration.terminationDeadline * 2, on: app.threads.timers, cancellable: false)
         }
     }
 

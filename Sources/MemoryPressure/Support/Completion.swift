@@ -47,11 +47,11 @@ final class Completion<Value: Sendable>: Sendable {
     /// The value, or nil when it has not arrived within `timeout` or, for a `cancellable` wait, when
     /// the task is cancelled first. A wait that is not cancellable runs its course in a cancelled
     /// task too, so work that must finish (a shutdown) still waits for what it started. The timeout
-    /// is a deadline of ``DeadlineTimers``, cancelled as soon as the wait ends.
-    func value(timeout: Duration, cancellable: Bool = true) async -> Value? {
+    /// is a deadline of `timers`, cancelled as soon as the wait ends.
+    func value(timeout: Duration, on timers: DeadlineTimers, cancellable: Bool = true) async -> Value? {
         let waiter = makeWaiter()
-        let timer = DeadlineTimers.shared.schedule(at: .now + timeout) { [self] in expire(waiter) }
-        defer { DeadlineTimers.shared.cancel(timer) }
+        let timer = timers.schedule(at: .now + timeout) { [self] in expire(waiter) }
+        defer { timers.cancel(timer) }
         return await wait(waiter, cancellable: cancellable)
     }
 

@@ -6,8 +6,9 @@ import Musl
 import HeapModule
 import Synchronization
 
-/// Every deadline of the process's apps and waits, in one timer heap on one thread: launch and
-/// callback deadlines, background expiry, `willTerminate`, warning timeouts and drains.
+/// Every deadline of a memory system's apps and waits, in one timer heap on one thread: launch and
+/// callback deadlines, background expiry, `willTerminate`, warning timeouts and drains. It belongs
+/// to an ``AppThreadGroup``, and its thread stops with the group.
 ///
 /// A sleeping task per deadline cannot be truly cancelled: `Task.sleep` returns at once when its
 /// task is cancelled, but the runtime's timer for it stays queued, holding memory, until the
@@ -17,13 +18,12 @@ import Synchronization
 ///
 /// Actions run on the timer thread, in deadline order, with no lock held; they must be short and
 /// run no user code (they post work to a run loop, change an app's state and hand its events to a
-/// task, resolve a completion): one that waited would hold up every deadline of the process. The thread starts with the
-/// first deadline and waits in `poll` on a ``WakePipe`` until the earliest deadline or a new, earlier
-/// one: nothing polls, nothing sleeps while no deadline is set.
-final class DeadlineTimers: Sendable {
-    /// The timers of the process.
-    static let shared = DeadlineTimers()
-
+/// task, resolve a completion): one that waited would hold up every deadline of the group. The
+/// thread starts with the first deadline and waits in `poll` on a ``WakePipe`` until the earliest
+/// deadline or a new, earlier one: nothing polls, nothing sleeps while no deadline is set.
+/// ``stop()`` ends the thread and drops the deadlines set; a deadline set after it starts the thread
+/// again.
+package final class DeadlineTimers: Sendable {
     /// A scheduled deadline, to cancel it with.
     struct Token: Hashable, Sendable {
         fileprivate let rawValue: UInt64
@@ -42,7 +42,10 @@ final class DeadlineTimers: Sendable {
         var heap = Heap<Entry>()
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextToken: UInt64 = 0
-        var hasThread = false
+        /// The timer thread, while it runs.
+        var thread: pthread_t?
+        /// Set by ``stop()``: the thread ends at its next look.
+        var isStopping = false
 
         /// Drops the heap's cancelled entries once they outnumber the live ones, and gives back the
         /// actions' storage once it is mostly empty.
@@ -76,7 +79,7 @@ final class DeadlineTimers: Sendable {
     private let state = LibraryLock(State())
     private let wake: WakePipe
 
-    private init() {
+    init() {
         do {
             wake = try WakePipe()
         } catch {
@@ -94,20 +97,61 @@ final class DeadlineTimers: Sendable {
             let isEarliest = state.heap.min.map { deadline < $0.deadline } ?? true
             state.heap.insert(Entry(deadline: deadline, token: token))
             state.actions[token] = action
-            defer { state.hasThread = true }
-            return (token, !state.hasThread, isEarliest)
+            return (token, state.thread == nil && !state.isStopping, isEarliest)
         }
         if startsThread {
-            do {
-                let thread = try PosixThread.start(named: "app-deadlines") { self.run() }
-                pthread_detach(thread)
-            } catch {
-                preconditionFailure("no thread could be started for the apps' deadlines: \(error)")
-            }
+            startThread()
         } else if isEarliest {
             wake.wake()
         }
         return Token(rawValue: token)
+    }
+
+    /// Starts the timer thread, with the lock released, unless another caller has meanwhile.
+    private func startThread() {
+        let thread: pthread_t
+        do {
+            thread = try PosixThread.start(named: "app-deadlines") { self.run() }
+        } catch {
+            preconditionFailure("no thread could be started for the apps' deadlines: \(error)")
+        }
+        let first = state.withLock { state in
+            guard state.thread == nil else { return false }
+            state.thread = thread
+            return true
+        }
+        guard !first else { return }
+        // Another caller's thread runs already: this one ends at its first look.
+        wake.wake()
+        pthread_detach(thread)
+    }
+
+    /// Ends the timer thread and drops every deadline set (their actions do not run), waiting for
+    /// the thread to end unless called on it. A deadline set afterwards starts a new thread.
+    func stop() {
+        let (thread, dropped) = state.withLock { state in
+            state.isStopping = true
+            let dropped = state.actions
+            state.actions = [:]
+            state.heap = Heap()
+            return (state.thread, dropped)
+        }
+        wake.wake()
+        if let thread {
+            if pthread_equal(thread, pthread_self()) != 0 {
+                pthread_detach(thread)
+            } else {
+                pthread_join(thread, nil)
+            }
+        }
+        state.withLock { state in
+            state.thread = nil
+            state.isStopping = false
+        }
+        // The actions, which may hold the last reference to anything, go with no lock held.
+        _ = consume dropped
+        // A deadline set while the thread stopped starts it again.
+        if state.withLock({ $0.thread == nil && !$0.actions.isEmpty }) { startThread() }
     }
 
     /// Cancels the deadline: its action does not run (unless it runs already) and is released now.
@@ -124,10 +168,16 @@ final class DeadlineTimers: Sendable {
     /// included until dropped).
     var counts: (pending: Int, entries: Int) { state.withLock { ($0.actions.count, $0.heap.count) } }
 
-    /// The timer thread's life: run what is due, then wait for the next deadline or a wake-up.
+    /// The timer thread's life: run what is due, then wait for the next deadline or a wake-up,
+    /// until ``stop()``; a thread started second ends at once.
     private func run() {
+        let me = pthread_self()
         while true {
-            let (due, next) = state.withLock { $0.takeDue(at: .now) }
+            let step = state.withLock { state -> (due: [@Sendable () -> Void], next: ContinuousClock.Instant?)? in
+                guard !state.isStopping, state.thread.map({ pthread_equal($0, me) != 0 }) ?? true else { return nil }
+                return state.takeDue(at: .now)
+            }
+            guard let (due, next) = step else { return }
             for action in due { callOut(action) }
             guard due.isEmpty else { continue }
             wake.wait(until: next)

@@ -22,7 +22,13 @@ final class RoomSignal: Sendable {
     /// The suspended tasks' wake-ups, each resolved (outside the lock) by the next signal.
     private let suspended = LibraryLock<[Completion<Void>]>([])
 
-    init() {}
+    /// Where a suspended waiter's bound is kept.
+    private let timers: DeadlineTimers
+
+    /// A signal whose suspended waiters' bounds are deadlines of `timers`.
+    init(timers: DeadlineTimers) {
+        self.timers = timers
+    }
 
     /// Waits until `hasRoom` holds, checking it at once and after every signal; false when `timeout`
     /// passes first.
@@ -51,7 +57,7 @@ final class RoomSignal: Sendable {
             suspended.withLock { $0.append(wakeUp) }
             // A signal that came between the check above and the append found nothing to wake.
             if hasRoom() { return true }
-            _ = await wakeUp.value(timeout: left)
+            _ = await wakeUp.value(timeout: left, on: timers)
         }
         return true
     }
