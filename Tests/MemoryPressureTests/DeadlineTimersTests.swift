@@ -5,27 +5,36 @@ import Testing
 
 /// Every deadline of the apps in one timer heap on one thread.
 @Suite struct DeadlineTimersTests {
-    @Test func deadlinesRunInOrderAndCancelledOnesNever() async {
-        let timers = DeadlineTimers()
+    /// On a manual clock: each step of the clock runs what has come due, in deadline order, and
+    /// nothing before its deadline; a cancelled deadline never runs. Nothing sleeps.
+    @Test func deadlinesRunInOrderAtTheirInstantsAndCancelledOnesNever() async {
+        let clock = ManualClock()
+        let timers = DeadlineTimers(clock: clock)
         defer { timers.stop() }
         let log = SharedLog<Int>()
-        let start = ContinuousClock.now
+        let start = clock.now
         for (index, delay) in [30, 10, 20, 40].enumerated() {
             timers.schedule(at: start + .milliseconds(delay)) { log.append(index) }
         }
         let cancelled = timers.schedule(at: start + .milliseconds(15)) { log.append(-1) }
         timers.cancel(cancelled)
-        // One already past runs at once.
+        // One already past runs at once, without a step.
         timers.schedule(at: start - .seconds(1)) { log.append(9) }
-        #expect(await eventually { log.all.count == 5 })
+        #expect(await eventually { log.all == [9] })
+
+        // Stepped to just before the second deadline: the first has run, nothing else.
+        clock.step(by: .milliseconds(19))
+        #expect(await eventually { log.all == [9, 1] })
+        #expect(await timers.haveLookedAtTheTimeNow())
+        #expect(log.all == [9, 1], "the deadline 1 ms ahead did not run")
+
+        // Past the cancelled one's instant and on to the end: the rest, in order, and never -1.
+        clock.step(by: .milliseconds(1))
+        #expect(await eventually { log.all == [9, 1, 2] })
+        clock.step(by: .milliseconds(30))
+        #expect(await eventually { log.all == [9, 1, 2, 0, 3] })
+        #expect(await timers.haveLookedAtTheTimeNow())
         #expect(log.all == [9, 1, 2, 0, 3])
-        // Nothing runs before its deadline.
-        let early = Atomic<Bool>(false)
-        let deadline = ContinuousClock.now + .milliseconds(50)
-        timers.schedule(at: deadline) { if ContinuousClock.now < deadline { early.store(true, ordering: .relaxed) } }
-        try? await Task.sleep(for: .milliseconds(120))
-        let ranEarly = early.load(ordering: .relaxed)
-        #expect(!ranEarly)
     }
 
     @Test func aFloodOfTransitionsHoldsNoMemoryForDeadlinesThatNoLongerMatter() async throws {

@@ -1,4 +1,4 @@
-@_spi(Benchmarks) import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressure
 import MemoryPressureTestKit
 import Synchronization
 
@@ -53,3 +53,14 @@ extension AsyncStream where Element == LifecycleEvent {
 
 /// The threads of the apps the tests make outside a memory system: one group for them all.
 let testThreads = AppThreadGroup()
+
+extension DeadlineTimers {
+    /// Returns true once the timers' thread has looked at its clock's time now (false after
+    /// ``eventually(within:_:)``'s limit): a deadline set for now runs only after every deadline due
+    /// before it, so what has not run by then was not due.
+    func haveLookedAtTheTimeNow() async -> Bool {
+        let looked = SharedBox(false)
+        schedule(at: clock.now) { looked.value = true }
+        return await eventually { looked.value }
+    }
+}

@@ -77,7 +77,7 @@ extension App {
     /// cannot keep the app alive.
     private nonisolated func backgroundExpiryDue(_ step: Lifecycle.BackgroundExpiryStep) {
         withRecordFromTimer { record in
-            let actions = record.machine.backgroundExpiryDue(step, now: .now, runLoopRunsATurn: runLoop.isRunningATurn)
+            let actions = record.machine.backgroundExpiryDue(step, now: clock.now, runLoopRunsATurn: runLoop.isRunningATurn)
             carryOut(actions, on: &record)
         }
     }

@@ -47,6 +47,9 @@ public actor App {
     nonisolated let runLoop: AppRunLoop
     /// The threads the app's run loop and deadlines run on: its system's.
     nonisolated let threads: AppThreadGroup
+
+    /// The time the app's deadlines and background time are read against: its group's.
+    nonisolated var clock: any LibraryClock { threads.timers.clock }
     nonisolated let record: LibraryLock<LifecycleRecord>
     /// The lifecycle's `state` and `callbackState` (``PublishedStates``), published under the
     /// record's lock whenever either changes, so that reading the state never waits for the lock,
@@ -173,7 +176,7 @@ public actor App {
     /// (``AppConfiguration/backgroundTaskTimeLimit``, counted from entering the background); nil
     /// while the app is in the foreground or not running, where no limit applies.
     public nonisolated var backgroundTimeRemaining: Duration? {
-        withRecord { $0.machine.backgroundTimeRemaining(at: .now) }
+        withRecord { $0.machine.backgroundTimeRemaining(at: clock.now) }
     }
 
     /// Why the app was last terminated, or nil when it is running or was never terminated.
@@ -218,7 +221,7 @@ public actor App {
     @discardableResult
     public nonisolated func launch(options: LaunchOptions = LaunchOptions()) async throws(MemoryPressureError) -> AppState {
         let options = restoringState(into: options)
-        return try await transition { machine throws(MemoryPressureError) in try machine.launch(options: options, now: .now) }
+        return try await transition { machine throws(MemoryPressureError) in try machine.launch(options: options, now: clock.now) }
     }
 
     /// An interruption: `willResignActive`, active to inactive.
@@ -254,7 +257,7 @@ public actor App {
     ///   the app is not active or inactive, or is terminating.
     @discardableResult
     public nonisolated func enterBackground() async throws(MemoryPressureError) -> AppState {
-        try await transition { machine throws(MemoryPressureError) in try machine.enterBackground(now: .now) }
+        try await transition { machine throws(MemoryPressureError) in try machine.enterBackground(now: clock.now) }
     }
 
     /// Back to the foreground: `willEnterForeground`, the notifications queued while suspended,
@@ -377,8 +380,9 @@ public actor App {
     private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<AppState>?) {
         var timer: DeadlineTimers.Token?
         if let (limit, reason) = callback.deadline(in: configuration) {
-            if callback == .willFinishLaunching { launchStart = .now }
-            let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? .now + limit
+            let now = clock.now
+            if callback == .willFinishLaunching { launchStart = now }
+            let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? now + limit
             timer = threads.timers.schedule(at: deadline) { [self] in
                 terminateNow(reason: reason, generation: generation, fromTimer: true)
                 completion?.resolve(.notRunning)

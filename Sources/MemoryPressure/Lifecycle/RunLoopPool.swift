@@ -226,7 +226,7 @@ package final class RunLoopPool: Sendable {
 
     /// The watchdog's next look, ``lookInterval`` from now, on the deadline timers' thread.
     private func scheduleLook() {
-        timers.schedule(at: .now + lookInterval) { [self] in look() }
+        timers.schedule(at: timers.clock.now + lookInterval) { [self] in look() }
     }
 
     /// Ends the workers once the run loops ready now have run, and waits for them (at most
@@ -234,19 +234,17 @@ package final class RunLoopPool: Sendable {
     /// threads. Called on a worker (the last reference to a system released in a callback), it
     /// does not wait for that worker, which ends after its turn.
     func stop(within timeout: Duration = .seconds(1)) {
-        let workers = state.withLock { state in
-            state.isStopping = true
-            return state.workers.count
-        }
-        for _ in 0..<workers { readyCount.signal() }
+        state.withLock { $0.isStopping = true }
         let deadline = ContinuousClock.now + timeout
         let me = pthread_self()
         while true {
             let waiting = state.withLock { state in
-                state.workers.values.contains { worker in worker.thread.map { pthread_equal($0, me) == 0 } ?? true }
+                state.workers.values.count { worker in worker.thread.map { pthread_equal($0, me) == 0 } ?? true }
             }
             let left = deadline - .now
-            guard waiting, left > .zero else { break }
+            guard waiting > 0, left > .zero else { break }
+            // A wake-up for each worker still there: one that ran a ready run loop took another's.
+            for _ in 0..<waiting { readyCount.signal() }
             _ = workerEnded.wait(atMost: left)
         }
         let (ended, restarts) = state.withLock { state in

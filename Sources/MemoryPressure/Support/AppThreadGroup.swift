@@ -10,9 +10,15 @@
     /// The workers the apps' run loops run on.
     package let pool: RunLoopPool
 
-    /// A group with no thread yet.
-    @_spi(Benchmarks) public init() {
-        timers = DeadlineTimers()
+    /// A group with no thread yet, whose deadlines follow the continuous clock.
+    @_spi(Benchmarks) public convenience init() {
+        self.init(clock: SystemClock())
+    }
+
+    /// A group with no thread yet, whose deadlines follow `clock` (a manual one, for a test that
+    /// steps it).
+    package init(clock: any LibraryClock) {
+        timers = DeadlineTimers(clock: clock)
         pool = RunLoopPool(timers: timers)
     }
 

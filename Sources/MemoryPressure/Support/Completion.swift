@@ -50,7 +50,7 @@ final class Completion<Value: Sendable>: Sendable {
     /// is a deadline of `timers`, cancelled as soon as the wait ends.
     func value(timeout: Duration, on timers: DeadlineTimers, cancellable: Bool = true) async -> Value? {
         let waiter = makeWaiter()
-        let timer = timers.schedule(at: .now + timeout) { [self] in expire(waiter) }
+        let timer = timers.schedule(at: timers.clock.now + timeout) { [self] in expire(waiter) }
         defer { timers.cancel(timer) }
         return await wait(waiter, cancellable: cancellable)
     }

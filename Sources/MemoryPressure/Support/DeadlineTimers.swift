@@ -42,10 +42,18 @@ package final class DeadlineTimers: Sendable {
         var heap = Heap<Entry>()
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextToken: UInt64 = 0
-        /// The timer thread, while it runs.
-        var thread: pthread_t?
+        /// The timer thread: one at a time, so that it alone drains the wake pipe.
+        var thread = TimerThread.none
         /// Set by ``stop()``: the thread ends at its next look.
         var isStopping = false
+
+        /// Whether a deadline just set must start the thread: it has none and none is starting. If
+        /// so, notes that one is.
+        mutating func claimThreadStart() -> Bool {
+            guard case .none = thread, !isStopping else { return false }
+            thread = .starting
+            return true
+        }
 
         /// Drops the heap's cancelled entries once they outnumber the live ones, and gives back the
         /// actions' storage once it is mostly empty.
@@ -76,15 +84,31 @@ package final class DeadlineTimers: Sendable {
         }
     }
 
+    /// The timer thread's phase.
+    private enum TimerThread {
+        case none
+        /// A caller is starting it.
+        case starting
+        case running(pthread_t)
+    }
+
     private let state = LibraryLock(State())
     private let wake: WakePipe
+    /// The time the deadlines are read against.
+    package let clock: any LibraryClock
 
-    init() {
+    /// Timers on `clock`: the continuous clock by default, or a manual one a test steps (the thread
+    /// then runs what is due each time the clock is stepped, and sleeps in between).
+    init(clock: any LibraryClock = SystemClock()) {
+        self.clock = clock
+        let wake: WakePipe
         do {
             wake = try WakePipe()
         } catch {
             preconditionFailure("no pipe could be made for the apps' deadlines: \(error)")
         }
+        self.wake = wake
+        clock.onStep { wake.wake() }
     }
 
     /// Runs `action` on the timer thread at `deadline` (at once if it has passed), unless cancelled
@@ -97,7 +121,7 @@ package final class DeadlineTimers: Sendable {
             let isEarliest = state.heap.min.map { deadline < $0.deadline } ?? true
             state.heap.insert(Entry(deadline: deadline, token: token))
             state.actions[token] = action
-            return (token, state.thread == nil && !state.isStopping, isEarliest)
+            return (token, state.claimThreadStart(), isEarliest)
         }
         if startsThread {
             startThread()
@@ -107,7 +131,7 @@ package final class DeadlineTimers: Sendable {
         return Token(rawValue: token)
     }
 
-    /// Starts the timer thread, with the lock released, unless another caller has meanwhile.
+    /// Starts the timer thread, with the lock released, once the caller has claimed its start.
     private func startThread() {
         let thread: pthread_t
         do {
@@ -115,26 +139,30 @@ package final class DeadlineTimers: Sendable {
         } catch {
             preconditionFailure("no thread could be started for the apps' deadlines: \(error)")
         }
-        let first = state.withLock { state in
-            guard state.thread == nil else { return false }
-            state.thread = thread
-            return true
-        }
-        guard !first else { return }
-        // Another caller's thread runs already: this one ends at its first look.
-        wake.wake()
-        pthread_detach(thread)
+        state.withLock { $0.thread = .running(thread) }
     }
 
     /// Ends the timer thread and drops every deadline set (their actions do not run), waiting for
     /// the thread to end unless called on it. A deadline set afterwards starts a new thread.
     func stop() {
-        let (thread, dropped) = state.withLock { state in
+        let dropped = state.withLock { state in
             state.isStopping = true
-            let dropped = state.actions
-            state.actions = [:]
-            state.heap = Heap()
-            return (state.thread, dropped)
+            defer {
+                state.actions = [:]
+                state.heap = Heap()
+            }
+            return state.actions
+        }
+        // A thread another caller is starting is waited for, to be stopped too.
+        var thread: pthread_t?
+        while true {
+            let phase = state.withLock { $0.thread }
+            if case .starting = phase {
+                sched_yield()
+                continue
+            }
+            if case .running(let running) = phase { thread = running }
+            break
         }
         wake.wake()
         if let thread {
@@ -144,14 +172,15 @@ package final class DeadlineTimers: Sendable {
                 pthread_join(thread, nil)
             }
         }
-        state.withLock { state in
-            state.thread = nil
+        // A deadline set while the thread stopped starts it again.
+        let restarts = state.withLock { state in
+            state.thread = .none
             state.isStopping = false
+            return !state.actions.isEmpty && state.claimThreadStart()
         }
         // The actions, which may hold the last reference to anything, go with no lock held.
         _ = consume dropped
-        // A deadline set while the thread stopped starts it again.
-        if state.withLock({ $0.thread == nil && !$0.actions.isEmpty }) { startThread() }
+        if restarts { startThread() }
     }
 
     /// Cancels the deadline: its action does not run (unless it runs already) and is released now.
@@ -169,18 +198,17 @@ package final class DeadlineTimers: Sendable {
     var counts: (pending: Int, entries: Int) { state.withLock { ($0.actions.count, $0.heap.count) } }
 
     /// The timer thread's life: run what is due, then wait for the next deadline or a wake-up,
-    /// until ``stop()``; a thread started second ends at once.
+    /// until ``stop()``.
     private func run() {
-        let me = pthread_self()
         while true {
             let step = state.withLock { state -> (due: [@Sendable () -> Void], next: ContinuousClock.Instant?)? in
-                guard !state.isStopping, state.thread.map({ pthread_equal($0, me) != 0 }) ?? true else { return nil }
-                return state.takeDue(at: .now)
+                guard !state.isStopping else { return nil }
+                return state.takeDue(at: clock.now)
             }
             guard let (due, next) = step else { return }
             for action in due { callOut(action) }
             guard due.isEmpty else { continue }
-            wake.wait(until: next)
+            wake.wait(until: next.flatMap(clock.sleepDeadline))
         }
     }
 }
