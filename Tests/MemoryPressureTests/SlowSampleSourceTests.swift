@@ -10,7 +10,8 @@ import Testing
 /// sampler's lock, held across every source).
 struct SlowSampleSourceTests {
     /// Reports a fixed footprint; once armed, the first read to come blocks until the gate opens
-    /// (at most 2 s), and every other read returns at once.
+    /// (at most 30 s: a bound that only a read held up behind the blocked one reaches, even under
+    /// ThreadSanitizer on a loaded machine), and every other read returns at once.
     final class GatedSource: MemorySampleSource {
         let armed = Atomic<Bool>(false)
         let blocked = DispatchSemaphore(value: 0)
@@ -22,7 +23,7 @@ struct SlowSampleSourceTests {
             sample.residentBytes = 64 << 20
             guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
             blocked.signal()
-            _ = gate.wait(timeout: .now() + 2)
+            _ = gate.wait(timeout: .now() + 30)
         }
     }
 

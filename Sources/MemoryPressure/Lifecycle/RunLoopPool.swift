@@ -82,8 +82,8 @@ package final class RunLoopPool: Sendable {
         var idle = 0
         /// Whether the watchdog is looking: a look is scheduled on the deadline timers.
         var isWatching = false
-        /// Set by ``stop()``: idle workers end once no run loop is ready.
-        var isStopping = false
+        /// The ``stop()`` calls under way: while any is, idle workers end once no run loop is ready.
+        var stopsUnderWay = 0
         /// The threads of workers that have ended, to join.
         var ended: [pthread_t] = []
 
@@ -202,7 +202,7 @@ package final class RunLoopPool: Sendable {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
                     // started no watchdog look: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
-                    if !state.isShortOfWorkers, state.isStopping || state.workers.count > baseWorkers {
+                    if !state.isShortOfWorkers, state.stopsUnderWay > 0 || state.workers.count > baseWorkers {
                         state.end(identifier)
                     }
                     return (nil, false)
@@ -234,7 +234,7 @@ package final class RunLoopPool: Sendable {
     /// threads. Called on a worker (the last reference to a system released in a callback), it
     /// does not wait for that worker, which ends after its turn.
     func stop(within timeout: Duration = .seconds(1)) {
-        state.withLock { $0.isStopping = true }
+        state.withLock { $0.stopsUnderWay += 1 }
         let deadline = ContinuousClock.now + timeout
         let me = pthread_self()
         while true {
@@ -248,7 +248,7 @@ package final class RunLoopPool: Sendable {
             _ = workerEnded.wait(atMost: left)
         }
         let (ended, restarts) = state.withLock { state in
-            state.isStopping = false
+            state.stopsUnderWay -= 1
             defer { state.ended = [] }
             // A run loop posted while the workers ended starts one again.
             let restarts = !state.ready.isEmpty && state.workers.isEmpty ? state.reserveWorker() : nil

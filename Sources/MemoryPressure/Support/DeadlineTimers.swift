@@ -42,17 +42,27 @@ package final class DeadlineTimers: Sendable {
         var heap = Heap<Entry>()
         var actions: [UInt64: @Sendable () -> Void] = [:]
         var nextToken: UInt64 = 0
-        /// The timer thread: one at a time, so that it alone drains the wake pipe.
+        /// The timer thread: one at a time, so that it alone drains the wake pipe. A thread that
+        /// finds itself no longer the one running (a stop took it) ends.
         var thread = TimerThread.none
-        /// Set by ``stop()``: the thread ends at its next look.
-        var isStopping = false
+        /// The ``stop()`` calls under way: no thread starts meanwhile.
+        var stopsUnderWay = 0
 
         /// Whether a deadline just set must start the thread: it has none and none is starting. If
         /// so, notes that one is.
         mutating func claimThreadStart() -> Bool {
-            guard case .none = thread, !isStopping else { return false }
+            guard case .none = thread, stopsUnderWay == 0 else { return false }
             thread = .starting
             return true
+        }
+
+        /// Whether `me` is to go on running: it is the thread running, or the one starting.
+        func keepsRunning(_ me: pthread_t) -> Bool {
+            switch thread {
+            case .none: false
+            case .starting: true
+            case .running(let running): pthread_equal(running, me) != 0
+            }
         }
 
         /// Drops the heap's cancelled entries once they outnumber the live ones, and gives back the
@@ -146,22 +156,31 @@ package final class DeadlineTimers: Sendable {
     /// the thread to end unless called on it. A deadline set afterwards starts a new thread.
     func stop() {
         let dropped = state.withLock { state in
-            state.isStopping = true
+            state.stopsUnderWay += 1
             defer {
                 state.actions = [:]
                 state.heap = Heap()
             }
             return state.actions
         }
-        // A thread another caller is starting is waited for, to be stopped too.
+        // This call takes the thread, so that it alone joins it; a thread another caller is
+        // starting is waited for, to be taken too.
         var thread: pthread_t?
         while true {
-            let phase = state.withLock { $0.thread }
-            if case .starting = phase {
+            let taken: pthread_t?? = state.withLock { state in
+                switch state.thread {
+                case .starting: return nil
+                case .none: return .some(nil)
+                case .running(let running):
+                    state.thread = .none
+                    return .some(running)
+                }
+            }
+            guard let taken else {
                 sched_yield()
                 continue
             }
-            if case .running(let running) = phase { thread = running }
+            thread = taken
             break
         }
         wake.wake()
@@ -174,8 +193,7 @@ package final class DeadlineTimers: Sendable {
         }
         // A deadline set while the thread stopped starts it again.
         let restarts = state.withLock { state in
-            state.thread = .none
-            state.isStopping = false
+            state.stopsUnderWay -= 1
             return !state.actions.isEmpty && state.claimThreadStart()
         }
         // The actions, which may hold the last reference to anything, go with no lock held.
@@ -200,9 +218,10 @@ package final class DeadlineTimers: Sendable {
     /// The timer thread's life: run what is due, then wait for the next deadline or a wake-up,
     /// until ``stop()``.
     private func run() {
+        let me = pthread_self()
         while true {
             let step = state.withLock { state -> (due: [@Sendable () -> Void], next: ContinuousClock.Instant?)? in
-                guard !state.isStopping else { return nil }
+                guard state.keepsRunning(me) else { return nil }
                 return state.takeDue(at: clock.now)
             }
             guard let (due, next) = step else { return }
