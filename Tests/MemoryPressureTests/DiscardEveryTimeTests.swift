@@ -110,6 +110,22 @@ import Testing
         return found
     }
 
+    /// An app registered in `system` whose every launch makes the caches of ``makeCaches(in:system:)``
+    /// in `didFinishLaunching`, and the box that holds what the last launch made.
+    static func appMakingCaches(
+        _ name: String, in system: MemorySystem, configuration: AppConfiguration = patient,
+        configure: @escaping @Sendable (StateReadingDelegate) -> Void = { _ in }
+    ) throws -> (App, SharedBox<Made?>) {
+        let made = SharedBox<Made?>(nil)
+        let app = try system.register(.test(name), configuration: configuration) {
+            let delegate = StateReadingDelegate()
+            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+            configure(delegate)
+            return delegate
+        }
+        return (app, made)
+    }
+
     static func quietSystem(source: ScriptedSampleSource? = nil) throws -> MemorySystem {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 70 << 20, thresholds: .tight, logger: silentLogger)
         if let source { configuration.monitor.sources = [source] }
@@ -117,32 +133,43 @@ import Testing
     }
 
     @Test func everyEntryIntoTheBackgroundDiscardsWhatIsNotInUse() async throws {
-        let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
-        let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: Self.patient) {
-            let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
-            return delegate
+        try await Self.enterTheBackground(rounds: 1000) { caches, purge, app, round in
+            Self.expectDiscardedButTheOneInUse(caches, report: purge, app: app, round: round)
+            #expect(caches.plain["images"]?.count == 0)
+            #expect(caches.plain["media"]?.count == 0)
+            #expect(caches.plain["rebuildable"]?.count == 10)
+            #expect(caches.plain["kept"]?.count == 100)
+            #expect(caches.store.byteCount == 0)
+            #expect(purge.entries.contains { $0.app == app && $0.source == .store })
         }
-        let (reports, token) = Self.purgeReports(of: system)
+    }
+
+    /// `rounds` times, in a running system: the app launches (making its caches), enters the
+    /// background (`around` that entry, which it runs, once it has made the caches), and `check`
+    /// is given what was made, the purge's report for the app (waited for up to 5 s), the app and
+    /// the round; then the access in use ends and the app is terminated.
+    static func enterTheBackground(
+        rounds: Int,
+        around: (Made, () async throws -> Void) async throws -> Void = { _, enter in try await enter() },
+        check: (Made, PurgeReport, AppIdentifier, Int) -> Void
+    ) async throws {
+        let system = try quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
+        let (app, made) = try appMakingCaches("photos", in: system)
+        let (reports, token) = purgeReports(of: system)
         defer { token.cancel() }
         var seen = 0
         try await system.running {
-            for round in 0..<1000 {
+            for round in 0..<rounds {
                 try await app.launch()
                 let caches = try #require(made.value, "round \(round)")
-                #expect(try await app.enterBackground() == .suspended)
-                let found = await Self.report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
+                try await around(caches) {
+                    #expect(try await app.enterBackground() == .suspended)
+                }
+                let found = await report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
                 let (purge, next) = try #require(found, "round \(round)")
                 seen = next
-                Self.expectDiscardedButTheOneInUse(caches, report: purge, app: app.identifier, round: round)
-                #expect(caches.plain["images"]?.count == 0)
-                #expect(caches.plain["media"]?.count == 0)
-                #expect(caches.plain["rebuildable"]?.count == 10)
-                #expect(caches.plain["kept"]?.count == 100)
-                #expect(caches.store.byteCount == 0)
-                #expect(purge.entries.contains { $0.app == app.identifier && $0.source == .store })
-                caches.values[Self.inUse].endContentAccess()
+                check(caches, purge, app.identifier, round)
+                caches.values[inUse].endContentAccess()
                 try await app.terminate(reason: .explicit)
                 made.value = nil
             }
@@ -152,12 +179,7 @@ import Testing
     /// Content in use is passed over, and discarded at the next purge after its access ends.
     @Test func contentInUseIsDiscardedAtTheNextPurgeAfterItsAccessEnds() async throws {
         let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
-        let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: Self.patient) {
-            let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
-            return delegate
-        }
+        let (app, made) = try Self.appMakingCaches("photos", in: system)
         try await system.running {
             try await app.launch()
             let caches = try #require(made.value)
@@ -179,12 +201,9 @@ import Testing
         let source = ScriptedSampleSource(residentBytes: 10 << 20)
         let system = try Self.quietSystem(source: source)
         let budget = system.budget.totalBytes
-        let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("music"), configuration: try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))) {
-            let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
+        // A task opened on entering the background keeps it running there.
+        let (app, made) = try Self.appMakingCaches("music", in: system, configuration: try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))) { delegate in
             delegate.hooks[.didEnterBackground] = { app in _ = try? app.beginBackgroundTask { _ in } }
-            return delegate
         }
         let (reports, token) = Self.purgeReports(of: system)
         defer { token.cancel() }
@@ -224,50 +243,31 @@ import Testing
     /// report counts what was discarded; nothing crashes (the suite runs under ThreadSanitizer in
     /// CI too).
     @Test func aPurgeRacingAccessesKeepsTheRules() async throws {
-        let system = try Self.quietSystem(source: ScriptedSampleSource(residentBytes: 10 << 20))
-        let made = SharedBox<Made?>(nil)
-        let app = try system.register(.test("photos"), configuration: Self.patient) {
-            let delegate = StateReadingDelegate()
-            delegate.hooks[.didFinishLaunching] = { app in made.value = try? Self.makeCaches(in: app, system: system) }
-            return delegate
-        }
-        let (reports, token) = Self.purgeReports(of: system)
-        defer { token.cancel() }
-        var seen = 0
-        try await system.running {
-            for round in 0..<200 {
-                try await app.launch()
-                let caches = try #require(made.value)
-                let racing = Atomic<Bool>(true)
-                // Threads of their own: spinning on the cooperative pool (Dispatch's global queue,
-                // two threads here) would starve the test's own task.
-                let finished = DispatchSemaphore(value: 0)
-                for key in [0, 5, 9] {
-                    let value = caches.values[key]
-                    Thread {
-                        while racing.load(ordering: .relaxed) {
-                            if value.beginContentAccess() { value.endContentAccess() }
-                        }
-                        finished.signal()
-                    }.start()
-                }
-                #expect(try await app.enterBackground() == .suspended)
-                racing.store(false, ordering: .relaxed)
-                for _ in 0..<3 { finished.wait() }
-                let found = await Self.report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
-                let (purge, next) = try #require(found, "round \(round)")
-                seen = next
-                for (key, value) in caches.values.enumerated() {
-                    #expect(value.isContentDiscarded == (caches.discardable.value(forKey: key) == nil), "round \(round): value \(key)")
-                }
-                #expect(!caches.values[Self.inUse].isContentDiscarded)
-                #expect(caches.values.enumerated().allSatisfy { key, value in [0, 5, 9, Self.inUse].contains(key) || value.isContentDiscarded })
-                let discarded = caches.values.filter(\.isContentDiscarded).count
-                #expect(Self.discardableEntry(of: app.identifier, in: purge)?.removedCount == discarded, "round \(round)")
-                caches.values[Self.inUse].endContentAccess()
-                try await app.terminate(reason: .explicit)
-                made.value = nil
+        try await Self.enterTheBackground(rounds: 200) { caches, enter in
+            let racing = Atomic<Bool>(true)
+            // Threads of their own: spinning on the cooperative pool (Dispatch's global queue, two
+            // threads here) would starve the test's own task.
+            let finished = DispatchSemaphore(value: 0)
+            for key in [0, 5, 9] {
+                let value = caches.values[key]
+                Thread {
+                    while racing.load(ordering: .relaxed) {
+                        if value.beginContentAccess() { value.endContentAccess() }
+                    }
+                    finished.signal()
+                }.start()
             }
+            try await enter()
+            racing.store(false, ordering: .relaxed)
+            for _ in 0..<3 { finished.wait() }
+        } check: { caches, purge, app, round in
+            for (key, value) in caches.values.enumerated() {
+                #expect(value.isContentDiscarded == (caches.discardable.value(forKey: key) == nil), "round \(round): value \(key)")
+            }
+            #expect(!caches.values[Self.inUse].isContentDiscarded)
+            #expect(caches.values.enumerated().allSatisfy { key, value in [0, 5, 9, Self.inUse].contains(key) || value.isContentDiscarded })
+            let discarded = caches.values.filter(\.isContentDiscarded).count
+            #expect(Self.discardableEntry(of: app, in: purge)?.removedCount == discarded, "round \(round)")
         }
     }
 }
