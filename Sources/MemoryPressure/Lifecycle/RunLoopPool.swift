@@ -84,7 +84,7 @@ package final class RunLoopPool: Sendable {
         var isWatching = false
         /// The ``stop()`` calls under way: while any is, idle workers end once no run loop is ready.
         var stopsUnderWay = 0
-        /// The threads of workers that have ended, to join.
+        /// The threads of workers that ended for a ``stop()``, for it to join.
         var ended: [pthread_t] = []
 
         /// Whether some ready run loop has no idle worker to take it.
@@ -100,10 +100,14 @@ package final class RunLoopPool: Sendable {
             }
         }
 
-        /// Forgets the worker `identifier`, which ends: its thread is joined later (by ``stop()``,
-        /// or as the next worker starts).
-        mutating func end(_ identifier: Int) {
-            if let thread = workers.removeValue(forKey: identifier)?.thread { ended.append(thread) }
+        /// Forgets the worker `identifier`, which ends. Its thread is joined by the ``stop()`` under
+        /// way, or by its start if it ends before its start has noted it; returns true when nobody
+        /// will (a worker retiring on its own), for the thread to detach itself.
+        mutating func end(_ identifier: Int) -> Bool {
+            guard let thread = workers.removeValue(forKey: identifier)?.thread else { return false }
+            guard stopsUnderWay > 0 else { return true }
+            ended.append(thread)
+            return false
         }
 
         /// Notes a new worker, whose thread the caller starts once the lock is released.
@@ -167,10 +171,6 @@ package final class RunLoopPool: Sendable {
     /// Starts the thread of the worker reserved as `identifier`, with the pool's lock released;
     /// forgets the worker when no thread can be started.
     private func startWorker(_ identifier: Int) {
-        // Workers that retired since: their threads have ended, or are ending.
-        for thread in state.withLock({ state in defer { state.ended = [] }; return state.ended }) {
-            pthread_join(thread, nil)
-        }
         if let thread = try? PosixThread.start(named: "app-runloop", { self.work(as: identifier) }) {
             let ended = state.withLock { state in
                 guard state.workers[identifier] != nil else { return true }
@@ -196,28 +196,28 @@ package final class RunLoopPool: Sendable {
         while true {
             state.withLock { $0.idle += 1 }
             let waited = readyCount.wait(atMost: retireAfter)
-            let (runLoop, startsWatching): (AppRunLoop?, Bool) = state.withLock { state in
+            // `detachesOnEnd`: nil while the worker goes on; whether its thread detaches itself as it ends.
+            let (runLoop, startsWatching, detachesOnEnd): (AppRunLoop?, Bool, Bool?) = state.withLock { state in
                 state.idle -= 1
                 guard waited, let runLoop = state.ready.popFirst() else {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
                     // started no watchdog look: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
                     if !state.isShortOfWorkers, state.stopsUnderWay > 0 || state.workers.count > baseWorkers {
-                        state.end(identifier)
+                        return (nil, false, state.end(identifier))
                     }
-                    return (nil, false)
+                    return (nil, false, nil)
                 }
                 state.workers[identifier]?.turnStart = .now
-                return (runLoop, beginsWatching(&state))
+                return (runLoop, beginsWatching(&state), nil)
+            }
+            if let detachesOnEnd {
+                if detachesOnEnd { pthread_detach(pthread_self()) }
+                workerEnded.signal()
+                return
             }
             if startsWatching { scheduleLook() }
-            guard let runLoop else {
-                if state.withLock({ $0.workers[identifier] == nil }) {
-                    workerEnded.signal()
-                    return
-                }
-                continue
-            }
+            guard let runLoop else { continue }
             let more = runLoop.runTurn(limit: turnLength)
             state.withLock { $0.workers[identifier]?.turnStart = nil }
             if more { schedule(runLoop) }
