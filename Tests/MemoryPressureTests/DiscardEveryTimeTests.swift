@@ -162,8 +162,9 @@ import Testing
             for round in 0..<rounds {
                 try await app.launch()
                 let caches = try #require(made.value, "round \(round)")
-                try await around(caches) {
-                    #expect(try await app.enterBackground() == .suspended)
+                try await around(caches) { () async throws -> Void in
+                    let entered = try await app.enterBackground()
+                    #expect(entered == .suspended, "round \(round)")
                 }
                 let found = await report(in: reports, after: seen, step: .enteringBackground) { $0.app == app.identifier }
                 let (purge, next) = try #require(found, "round \(round)")
