@@ -68,9 +68,15 @@ extension App {
     }
 
     /// Queues the release of a terminated app on its run loop, unless a relaunch has queued it
-    /// already, ahead of its own steps.
+    /// already, ahead of its own steps. Queued under the record's lock, as the lifecycle's steps
+    /// are: taken and queued apart, a relaunch in between found nothing pending and queued its
+    /// launch ahead of the release, which then let go of the new launch's delegate and view
+    /// controllers (the interleavings under ThreadSanitizer saw a launch's callbacks come before the
+    /// last termination's release).
     private nonisolated func queueReleaseIfPending() {
-        let pending = record.withLock { $0.machine.takePendingRelease() }
-        if pending { enqueue { app in app.releaseAfterTermination() } }
+        record.withLock { record in
+            guard record.machine.takePendingRelease() else { return }
+            enqueue { app in app.releaseAfterTermination() }
+        }
     }
 }
