@@ -354,11 +354,13 @@ public final class MemorySystem: Sendable {
         let pressure = LadderMailbox()
         let monitorObservation = monitor.events.observe { pressure.post($0) }
         defer { monitorObservation.cancel() }
+        // On before the monitor starts: once a sample is out, apps entering the background are
+        // purged.
+        backgroundPurge.turn(on: true)
+        defer { backgroundPurge.turn(on: false) }
         try monitor.start()
         account.holdBudget(true)
-        backgroundPurge.turn(on: true)
         defer {
-            backgroundPurge.turn(on: false)
             account.holdBudget(false)
             monitor.stop()
         }

@@ -9,7 +9,11 @@ import Testing
 /// Issue 42: discardable content is discarded at every purge that reaches it, on entering the
 /// background and at the warning level, and the purge's report, published once the discards are
 /// done, counts them. Written against the public API only, as a UIKit developer would try it.
-@Suite(.serialized) struct DiscardEveryTimeTests {
+///
+/// Alone among the memory suites (`.exclusiveMemoryUse`): each purge of payloads outside the heaps
+/// returns every arena's pages, over a thousand times here, and `ParallelPurgeTests` counts an
+/// arena's dirty pages between its own frees and purge.
+@Suite(.serialized, .exclusiveMemoryUse) struct DiscardEveryTimeTests {
     /// A value that conforms through the library's own ``ContentAccessCount``.
     final class Discardable: DiscardableContent {
         let access = ContentAccessCount()
@@ -159,6 +163,8 @@ import Testing
         defer { token.cancel() }
         var seen = 0
         try await system.running {
+            // The system purges apps entering the background once it runs: its first sample says so.
+            #expect(await eventually { system.monitor.latestSample != nil })
             for round in 0..<rounds {
                 try await app.launch()
                 let caches = try #require(made.value, "round \(round)")
