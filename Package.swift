@@ -22,7 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.8.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // `swift package generate-documentation`: the DocC catalogs of Jemalloc and MemoryPressure.
+        // `tools/ci-docs`: the DocC documentation of Jemalloc and the MemoryPressure modules.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
@@ -43,14 +43,89 @@ let package = Package(
             name: "Jemalloc",
             dependencies: ["CJemalloc"]
         ),
-        // The library services import.
+        // The library's layers, bottom first; each imports only those below it, and MemoryPressure
+        // re-exports them all (the README's Layout draws the graph).
+        // Threads, timers, run loops, locks, events, the clock, units and the error type.
+        .target(
+            name: "MemoryPressureRuntime",
+            dependencies: [
+                "Jemalloc",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Samples and their sources: the process's figures, jemalloc, cgroups (v2 and v1), PSI.
+        .target(
+            name: "MemoryPressureMeasurement",
+            dependencies: [
+                "MemoryPressureRuntime",
+                "CLinuxEvents",
+                "Jemalloc",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The pressure monitor and the budget: levels, limits, the footprint account.
+        .target(
+            name: "MemoryPressureMonitor",
+            dependencies: [
+                "MemoryPressureRuntime",
+                "MemoryPressureMeasurement",
+                "CLinuxEvents",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Purgeable caches, app heaps, backing stores and the purge registry.
+        .target(
+            name: "MemoryPressureCaches",
+            dependencies: [
+                "MemoryPressureRuntime",
+                "MemoryPressureMeasurement",
+                "MemoryPressureMonitor",
+                "Jemalloc",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The app lifecycle: apps, their state machine, delegates, view controllers,
+        // notifications, memory warnings, and the state they save.
+        .target(
+            name: "MemoryPressureLifecycle",
+            dependencies: [
+                "MemoryPressureRuntime",
+                "MemoryPressureMeasurement",
+                "MemoryPressureCaches",
+                "Jemalloc",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Child processes as apps: the child, its cgroups and freezer, its client channel.
+        .target(
+            name: "MemoryPressureProcesses",
+            dependencies: [
+                "MemoryPressureRuntime",
+                "MemoryPressureMeasurement",
+                "MemoryPressureMonitor",
+                "MemoryPressureLifecycle",
+                "CProcessSpawn",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // The library services import: the memory system, the reclamation ladder, the terminator.
         .target(
             name: "MemoryPressure",
             dependencies: [
-                "CLinuxEvents",
-                "CProcessSpawn",
+                "MemoryPressureRuntime",
+                "MemoryPressureMeasurement",
+                "MemoryPressureMonitor",
+                "MemoryPressureCaches",
+                "MemoryPressureLifecycle",
+                "MemoryPressureProcesses",
                 "Jemalloc",
-                // The ladder's victim heap and the app run loops' queues.
+                // The ladder's victim heap.
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

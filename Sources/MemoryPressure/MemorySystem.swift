@@ -6,6 +6,11 @@ import Musl
 import Logging
 import Synchronization
 import SystemPackage
+@_spi(Benchmarks) import MemoryPressureRuntime
+@_spi(Benchmarks) import MemoryPressureMonitor
+import MemoryPressureCaches
+import MemoryPressureLifecycle
+import MemoryPressureProcesses
 
 // The path of data, in six lines:
 // 1. The monitor's thread samples between waits in one epoll set and publishes `monitor.events`.
@@ -73,7 +78,7 @@ import SystemPackage
 ///    warning (delegate, view controllers, observers);
 /// 3. at the critical level, every app's caches and stores are purged, then apps are terminated
 ///    one at a time, re-measuring after each, until the footprint is under the target: the least
-///    important band (``AppConfiguration/importance``) first; within a band, suspended apps before
+///    important band (``/MemoryPressureLifecycle/AppConfiguration/importance``) first; within a band, suspended apps before
 ///    background apps (which get `willTerminate`), largest footprint first within each. The active
 ///    app is never terminated for system pressure, whatever its band.
 ///
@@ -85,9 +90,9 @@ public final class MemorySystem: Sendable {
     /// The footprint the ladder works down to, in bytes: the target ratio of ``budget``.
     public var targetBytes: Int { configuration.targetBytes(under: budget) }
     /// The budget in force: ``Configuration/budget`` until the cgroup's limit moves it
-    /// (``MemorySystemEvent/budgetChanged(_:)``; see ``PressureMonitor/Configuration/limitCheckInterval``).
+    /// (``MemorySystemEvent/budgetChanged(_:)``; see ``/MemoryPressureMonitor/PressureMonitor/Configuration/limitCheckInterval``).
     public var budget: MemoryBudget { monitor.budget }
-    /// The monitor the system judges pressure with; its ``PressureMonitor/events`` carry every
+    /// The monitor the system judges pressure with; its ``/MemoryPressureMonitor/PressureMonitor/events`` carry every
     /// sample and every announcement of the level.
     public let monitor: PressureMonitor
     /// Every app's heap, caches and stores.
@@ -178,9 +183,9 @@ public final class MemorySystem: Sendable {
     ///   - makeDelegate: Makes the app's code afresh for each launch, as a process would, so a
     ///     terminated app gives back everything it held.
     /// - Returns: The app, not running.
-    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/duplicateApp`` when an app
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/duplicateApp`` when an app
     ///   with this identifier is already registered, or
-    ///   ``MemoryPressureError/Code/invalidIdentifier`` for ``AppIdentifier/service``, which is
+    ///   ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidIdentifier`` for ``/MemoryPressureRuntime/AppIdentifier/service``, which is
     ///   reserved for the service's own caches.
     public func register(
         _ identifier: AppIdentifier,
@@ -203,12 +208,12 @@ public final class MemorySystem: Sendable {
     /// Its launch starts the process, in a memory cgroup and a freezer cgroup of its own where the
     /// machine lets the system make them; its suspension freezes it and its return to the
     /// foreground thaws it; its `oom_score_adj` follows its state and
-    /// ``AppConfiguration/importance``; its footprint is its process's, counted in the system's; its
+    /// ``/MemoryPressureLifecycle/AppConfiguration/importance``; its footprint is its process's, counted in the system's; its
     /// callbacks reach the process through `options.channel`; its termination sends `willTerminate`
     /// and `SIGTERM` to a running process and kills it at its deadline, or at once when suspended.
     /// A process that ends by itself terminates the app (reason
-    /// ``TerminationReason/processExited`` or ``TerminationReason/processKilled``), and the next
-    /// launch sees it in ``LaunchOptions/previousTermination``.
+    /// ``/MemoryPressureLifecycle/TerminationReason/processExited`` or ``/MemoryPressureLifecycle/TerminationReason/processKilled``), and the next
+    /// launch sees it in ``/MemoryPressureLifecycle/LaunchOptions/previousTermination``.
     ///
     /// - Parameters:
     ///   - identifier: The app's name, unique in this system.
@@ -217,9 +222,9 @@ public final class MemorySystem: Sendable {
     ///   - limits: The app's own soft and hard memory limits, held against its process's footprint.
     ///   - options: The callback channel, the background mode and the freezer.
     /// - Returns: The app, not running.
-    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidConfiguration`` when
     ///   the executable cannot be found or run or the specification is malformed,
-    ///   ``MemoryPressureError/Code/invalidArgument`` for a warning signal out of range, and the
+    ///   ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidArgument`` for a warning signal out of range, and the
     ///   errors of ``register(_:configuration:limits:makeDelegate:)``.
     public func register(
         _ identifier: AppIdentifier,
@@ -272,7 +277,7 @@ public final class MemorySystem: Sendable {
     /// `identifier`'s footprint now: its heap's bytes plus its caches' declared costs outside the heap,
     /// plus its process's memory for a process app.
     ///
-    /// - Parameter identifier: An app, or ``AppIdentifier/service``.
+    /// - Parameter identifier: An app, or ``/MemoryPressureRuntime/AppIdentifier/service``.
     /// - Returns: Its footprint; zero bytes for an owner with nothing registered.
     public func footprint(of identifier: AppIdentifier) -> AppFootprint {
         registry.footprint(of: identifier)
@@ -280,12 +285,12 @@ public final class MemorySystem: Sendable {
 
     /// Registers `cache` to be purged with its owner: per its category when the owning app enters
     /// the background and under pressure. A cache whose owner is not a hosted app (a service's own
-    /// cache, owned by ``AppIdentifier/service``), or is a hosted app that is not running, is purged
+    /// cache, owned by ``/MemoryPressureRuntime/AppIdentifier/service``), or is a hosted app that is not running, is purged
     /// per its category at every raised level. This is the one way to register a cache; it stays
     /// registered while something keeps it, across its owner's terminations and relaunches.
     /// Registering it again does nothing: it is counted in its owner's footprint and purged once.
     ///
-    /// - Parameter cache: A ``PurgeableCache``, or any ``Purgeable``.
+    /// - Parameter cache: A ``/MemoryPressureCaches/PurgeableCache``, or any ``/MemoryPressureCaches/Purgeable``.
     public func register(_ cache: any Purgeable) {
         registry.register(cache)
     }
@@ -293,9 +298,9 @@ public final class MemorySystem: Sendable {
     /// `identifier`'s heap, made on first use: where the app's cache payloads and backing stores
     /// live, counted exactly as they are allocated and returned at once when the app is terminated.
     ///
-    /// - Parameter identifier: The app (or ``AppIdentifier/service``) the heap belongs to.
+    /// - Parameter identifier: The app (or ``/MemoryPressureRuntime/AppIdentifier/service``) the heap belongs to.
     /// - Returns: The heap; a terminated app gets a new one on its next use.
-    /// - Throws: ``MemoryPressureError`` (`allocationFailed`) when jemalloc cannot make the heap's
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` (`allocationFailed`) when jemalloc cannot make the heap's
     ///   arena.
     public func heap(for identifier: AppIdentifier) throws(MemoryPressureError) -> AppHeap {
         do {
@@ -310,7 +315,7 @@ public final class MemorySystem: Sendable {
     /// same owner does nothing.
     ///
     /// - Parameters:
-    ///   - store: A ``BackingStore``, or any ``ReleasableStore``; it stays registered while kept.
+    ///   - store: A ``/MemoryPressureCaches/BackingStore``, or any ``/MemoryPressureCaches/ReleasableStore``; it stays registered while kept.
     ///   - owner: The app whose state decides when the store is released.
     public func register(_ store: any ReleasableStore, owner: AppIdentifier) {
         registry.register(store, owner: owner)
@@ -333,7 +338,7 @@ public final class MemorySystem: Sendable {
     public var purgeLatency: PurgeLatencyStatistics { journal.latency }
 
     /// What the system does, as it does it: purges, warnings, terminations and ladder runs. The
-    /// pressure level itself comes from ``PressureMonitor/events`` on ``monitor``. Observers are
+    /// pressure level itself comes from ``/MemoryPressureMonitor/PressureMonitor/events`` on ``monitor``. Observers are
     /// called on the thread that emits: the reclamation task for purges, warnings and ladder runs,
     /// and the app's run loop for its termination.
     public var events: EventSource<MemorySystemEvent> { journal.events }
@@ -343,7 +348,7 @@ public final class MemorySystem: Sendable {
     /// Starts the monitor and reclaims memory until the task is cancelled; then stops the monitor.
     /// One run at a time: once it has returned, the system can run again.
     ///
-    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/alreadyRunning`` when the
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/alreadyRunning`` when the
     ///   system runs already, or when the monitor cannot start.
     public func run() async throws(MemoryPressureError) {
         guard isRunning.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
@@ -417,7 +422,7 @@ extension MemorySystem {
         /// The defaults, judged against `budget`.
         ///
         /// - Parameters:
-        ///   - budget: The memory the process may use (``MemoryBudget/resolve(_:thresholds:)``).
+        ///   - budget: The memory the process may use (``/MemoryPressureMonitor/MemoryBudget/resolve(_:thresholds:)``).
         ///   - stateArchiveDirectory: Where apps save their state, or nil for none.
         ///   - logger: Where the system logs level changes, purges and terminations.
         public init(
@@ -468,7 +473,7 @@ extension MemorySystem {
     /// when it shuts down, and returns their records.
     ///
     /// Running apps (inactive, active, background) get `willTerminate`, within their termination
-    /// deadline, to save their state (``App/saveState(_:)``); suspended apps are terminated at once,
+    /// deadline, to save their state (``/MemoryPressureLifecycle/App/saveState(_:)``); suspended apps are terminated at once,
     /// without a callback, as they saved theirs on entering the background. The apps are terminated
     /// together, so the whole takes about the longest deadline, not their sum.
     ///

@@ -5,6 +5,12 @@ import Foundation
 #endif
 import Jemalloc
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import SystemPackage
 import Testing

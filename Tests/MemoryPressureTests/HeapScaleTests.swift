@@ -1,5 +1,11 @@
 @_spi(AppHeaps) import Jemalloc
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization

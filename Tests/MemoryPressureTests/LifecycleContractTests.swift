@@ -1,6 +1,12 @@
 import Dispatch
 import Jemalloc
 @_spi(Benchmarks) @testable import MemoryPressure
+@_spi(Benchmarks) @testable import MemoryPressureRuntime
+@_spi(Benchmarks) @testable import MemoryPressureMeasurement
+@_spi(Benchmarks) @testable import MemoryPressureMonitor
+@_spi(Benchmarks) @testable import MemoryPressureCaches
+@_spi(Benchmarks) @testable import MemoryPressureLifecycle
+@_spi(Benchmarks) @testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization

@@ -3,6 +3,12 @@ import Glibc
 #endif
 import Dispatch
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import Testing
 

@@ -2,6 +2,12 @@
 import Glibc
 #endif
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Synchronization

@@ -1,4 +1,10 @@
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 
 /// One step of a model-based run: something the system or an app does.
 enum LifecycleOperation: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,10 @@
 @testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing

@@ -1,3 +1,7 @@
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureCaches
+@_spi(Benchmarks) import MemoryPressureLifecycle
 /// Holds each app to its own limits on every sample: a warning once per crossing of the soft limit,
 /// termination (reason `perAppLimit`) over the hard limit.
 ///

@@ -1,3 +1,5 @@
+import MemoryPressureRuntime
+import MemoryPressureLifecycle
 /// An app's own memory limits, like jetsam's: a soft limit that sends the app a memory warning and
 /// a hard limit that terminates it (reason `perAppLimit`), one pair while the app is in the
 /// foreground (jetsam's "active" limit: active or inactive) and one while it is not (jetsam's
@@ -19,7 +21,7 @@ public struct AppMemoryLimits: Hashable, Sendable {
         /// - Parameters:
         ///   - softBytes: Over this the app is warned; nil for no soft limit.
         ///   - hardBytes: The most the app may hold; nil for no hard limit.
-        /// - Throws: ``MemoryPressureError`` (`invalidConfiguration`) when a limit is not positive or
+        /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` (`invalidConfiguration`) when a limit is not positive or
         ///   the soft limit is not below the hard one.
         public init(softBytes: Int? = nil, hardBytes: Int? = nil) throws(MemoryPressureError) {
             for (name, value) in [("soft", softBytes), ("hard", hardBytes)] {

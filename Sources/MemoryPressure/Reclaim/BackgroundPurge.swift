@@ -1,11 +1,13 @@
 import Logging
 import Synchronization
+import MemoryPressureCaches
+import MemoryPressureLifecycle
 
 /// Step 1 of the ladder: an app entering the background has its caches purged per category and its
 /// backing stores released, and the freed pages go back to the operating system; while the system
 /// runs.
 ///
-/// It is every hosted app's ``AppHost``: the purge runs on the app's run loop once its
+/// It is every hosted app's ``/MemoryPressureLifecycle/AppHost``: the purge runs on the app's run loop once its
 /// `didEnterBackground` has returned and before the app can suspend, so it runs the app's eviction
 /// handlers and discard callbacks every time (a purge that found the app suspended already kept its
 /// discardable content), and its report is published once the discards it counts are done.

@@ -1,4 +1,6 @@
 import Synchronization
+import MemoryPressureRuntime
+import MemoryPressureLifecycle
 
 /// The apps a memory system hosts, each with its own limits, indexed by state.
 ///

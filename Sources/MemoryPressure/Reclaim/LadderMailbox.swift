@@ -1,5 +1,8 @@
 import DequeModule
 import Synchronization
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureMonitor
 
 /// The ladder's input from the monitor: every announcement of the level and change of the budget,
 /// in order, and the latest sample, however long a ladder run takes.

@@ -1,3 +1,5 @@
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
 /// One run of the reclamation ladder: what it did, step by step, and how long the footprint took to
 /// come back under target.
 ///

@@ -1,4 +1,5 @@
 import SystemPackage
+import MemoryPressureRuntime
 
 // The errors of the system's reclamation settings and of running it.
 // The factories sit beside the code that throws them.

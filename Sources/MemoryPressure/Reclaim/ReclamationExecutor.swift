@@ -5,6 +5,7 @@ import Musl
 #endif
 import DequeModule
 import Synchronization
+import MemoryPressureRuntime
 
 /// The executor reclamation runs on: a thread of its own for each ``MemorySystem/run()``, so that
 /// the ladder's decisions, purges and terminations never wait for a thread of the Swift cooperative

@@ -1,8 +1,12 @@
 import DequeModule
 import Synchronization
+import MemoryPressureRuntime
+import MemoryPressureMonitor
+import MemoryPressureCaches
+import MemoryPressureLifecycle
 
 /// What a ``MemorySystem`` did, as it did it. The pressure level is the monitor's to announce
-/// (``PressureMonitor/events``).
+/// (``/MemoryPressureMonitor/PressureMonitor/events``).
 ///
 /// This enumeration grows as the library does (new events, reasons and steps come with new
 /// capabilities): a `switch` over it needs a `default` or `@unknown default` case, so that a

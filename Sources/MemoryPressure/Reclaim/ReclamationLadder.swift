@@ -5,6 +5,11 @@ import Musl
 #endif
 import Jemalloc
 import Logging
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureMonitor
+import MemoryPressureCaches
+@_spi(Benchmarks) import MemoryPressureLifecycle
 
 // Reclaim/ owns reclamation, in five pieces:
 // - BackgroundPurge: step 1, an app entering the background (and still there) is purged.

@@ -1,8 +1,11 @@
+import MemoryPressureRuntime
+import MemoryPressureLifecycle
+import MemoryPressureProcesses
 /// One app's termination, as the system records it.
 ///
 /// Encodable as an object: `app`, `state` and `reason` by name, `footprintBytes`, `returnedBytes`,
 /// `time` (seconds since boot, see ``encode(to:)``), `step` by name and `processExit` (see
-/// ``ProcessExit``), each left out when nil.
+/// ``/MemoryPressureProcesses/ProcessExit``), each left out when nil.
 public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The app terminated.
     public var app: AppIdentifier

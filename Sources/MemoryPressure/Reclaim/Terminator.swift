@@ -1,5 +1,9 @@
 import Logging
 import Synchronization
+@_spi(Benchmarks) import MemoryPressureRuntime
+import MemoryPressureCaches
+import MemoryPressureLifecycle
+import MemoryPressureProcesses
 
 /// Terminates apps for the system, and records every termination, whoever caused it.
 ///

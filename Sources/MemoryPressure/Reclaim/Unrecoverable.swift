@@ -1,3 +1,4 @@
+import MemoryPressureRuntime
 /// A bounded give-up: what the system does when the footprint has stayed above the budget for a
 /// while and the ladder has nothing left to purge or terminate (every cache empty, no suspended or
 /// background app left, the active app's own memory over the budget).
@@ -32,7 +33,7 @@ public struct Unrecoverable: Hashable, Sendable {
     /// - Parameters:
     ///   - duration: How long; more than zero.
     ///   - action: ``Action/report`` or ``Action/exit(_:)``.
-    /// - Throws: ``MemoryPressureError`` with ``MemoryPressureError/Code/invalidConfiguration`` when
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidConfiguration`` when
     ///   `duration` is not more than zero.
     public init(after duration: Duration, action: Action) throws(MemoryPressureError) {
         guard duration > .zero else { throw .unrecoverableDurationNotPositive(duration) }

@@ -1,4 +1,5 @@
 import HeapModule
+import MemoryPressureLifecycle
 
 /// The candidates for termination in one step of the ladder (the apps of one importance band in one
 /// state), largest footprint first (ties to the first identifier), as a binary heap: made in O(k) for k candidates, each footprint read once,

@@ -1,3 +1,4 @@
+import MemoryPressureLifecycle
 /// Follows the memory warnings the ladder posts to their end and records each delivery, so that
 /// reclamation never waits for an app to finish with a warning: a terminated suspended app runs no
 /// code and needs nothing from the others.

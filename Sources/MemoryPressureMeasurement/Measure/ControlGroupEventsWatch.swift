@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import SystemPackage
+
+/// A watch on a cgroup v2 `memory.events` file. The kernel raises a file-modified event on it
+/// whenever one of its counters (`low`, `high`, `max`, `oom`, `oom_kill`) changes; inotify turns
+/// that into a descriptor that `poll` reports readable. Closed when the last reference goes away.
+///
+/// inotify rather than `POLLPRI` on the file itself: the kernel signals both, but only inotify
+/// also works on an ordinary file, such as the fake cgroup trees of the tests.
+package final class ControlGroupEventsWatch {
+    /// The inotify descriptor: readable while a change is pending.
+    package let descriptor: Int32
+    /// The `memory.events` file watched.
+    package let path: FilePath
+
+    /// Starts watching `path` for changes, or throws why it cannot.
+    package init(watching path: FilePath) throws(KernelEventArmingError) {
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw KernelEventArmingError("make an inotify descriptor for", path, errno: errno) }
+        guard inotify_add_watch(descriptor, path.string, UInt32(IN_MODIFY)) >= 0 else {
+            let failure = KernelEventArmingError("watch", path, errno: errno)
+            close(descriptor)
+            throw failure
+        }
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Reads the pending events, after `poll` reported them. False when the watch has ended: the
+    /// file is gone, as when its cgroup is removed.
+    package func drain() -> Bool {
+        var ended = false
+        let eventSize = MemoryLayout<inotify_event>.size
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+            while true {
+                let count = read(descriptor, buffer.baseAddress, buffer.count)
+                guard count > 0 else { return }
+                var offset = 0
+                while offset + eventSize <= count {
+                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                    if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                    offset += eventSize + Int(event.len)
+                }
+            }
+        }
+        return !ended
+    }
+
+    deinit {
+        close(descriptor)
+    }
+}

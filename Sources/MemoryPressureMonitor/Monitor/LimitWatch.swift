@@ -1,0 +1,74 @@
+import Logging
+
+/// When the sampling thread reads the cgroup's limits again, and what a reading decides: the budget
+/// that follows the limit, and whether the cgroup's working set is judged. Pure of the thread: the
+/// sampling loop asks when a reading is due and applies what ``check(at:logger:)`` returns.
+struct LimitWatch: Sendable {
+    /// What one reading decided.
+    struct Outcome {
+        /// The budget's change, when the limit moved it.
+        var budgetChange: BudgetChange?
+        /// Whether the working set is judged from now on, when that switched, and whether the
+        /// process was alone in its cgroup.
+        package var workingSet: (judged: Bool, alone: Bool)?
+    }
+
+    /// How often the limits (and the cgroup's processes) are read when the budget is kept fixed but
+    /// the working set may be judged.
+    static let defaultInterval: Duration = .seconds(10)
+    /// Kernel events read the limits again at most this often: under heavy reclaim a v1 cgroup
+    /// signals its pressure level hundreds of times a second.
+    static let eventSpacing: Duration = .milliseconds(100)
+
+    private let reader: MemoryLimitsReader
+    private let policy: ControlGroupWorkingSetPolicy
+    private let interval: Duration
+    /// The budget kept in step with the cgroup's limit; nil when the configuration keeps it fixed.
+    private var follower: BudgetFollower?
+    /// When the limits are next read: at once, then an interval after each reading; nil when
+    /// nothing needs them.
+    private var nextCheck: ContinuousClock.Instant?
+    /// When the limits were last read, and why the cgroup's could not be (logged when it changes).
+    private var last: (time: ContinuousClock.Instant, problem: String?)?
+    /// Whether samples take in the cgroup's working set now; nil before the first reading.
+    private var judgesWorkingSet: Bool?
+
+    package init(configuration: PressureMonitor.Configuration) {
+        reader = configuration.limitsReader
+        policy = configuration.controlGroupWorkingSet
+        interval = configuration.limitCheckInterval ?? Self.defaultInterval
+        if configuration.limitCheckInterval != nil {
+            follower = BudgetFollower(configured: configuration.budget)
+        }
+        if follower != nil || policy != .never {
+            nextCheck = .now
+        }
+    }
+
+    /// When a reading is due: the next check, or soon after the last one when a cgroup event came
+    /// (`eventPending`); nil when the limits are never read.
+    func dueTime(eventPending: Bool) -> ContinuousClock.Instant? {
+        guard let nextCheck else { return nil }
+        guard eventPending, let last else { return nextCheck }
+        return min(nextCheck, last.time + Self.eventSpacing)
+    }
+
+    /// Reads the limits at `now` and returns what they decide, logging once a reason the budget
+    /// cannot follow them.
+    package mutating func check(at now: ContinuousClock.Instant, logger: Logger) -> Outcome {
+        let reading = reader.read()
+        if reading.problem != last?.problem, let problem = reading.problem, follower != nil {
+            logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
+        }
+        last = (now, reading.problem)
+        nextCheck = now + interval
+        var outcome = Outcome()
+        let judges = policy.takesInWorkingSet(aloneInControlGroup: reading.isAloneInControlGroup)
+        if judges != (judgesWorkingSet ?? false) {
+            outcome.workingSet = (judges, reading.isAloneInControlGroup)
+        }
+        judgesWorkingSet = judges
+        outcome.budgetChange = follower?.follow(reading.limits, at: now)
+        return outcome
+    }
+}

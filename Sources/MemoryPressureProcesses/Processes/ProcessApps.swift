@@ -1,0 +1,326 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Logging
+import Synchronization
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureMonitor
+import MemoryPressureLifecycle
+
+/// The system's process apps and their children: what each runs, its running child with its
+/// channel, and how its last child ended.
+///
+/// The app's delegate (``ProcessAppDelegate``) starts the child in `willFinishLaunching` and
+/// carries the callbacks to it; the system's own observer of the lifecycle maps each state to the
+/// kernel (``moved(_:from:to:)``) and kills the child as the app is terminated
+/// (``terminated(_:)``); the exit watch turns a child that ends by itself into a termination.
+///
+/// The lock guards the tables only. Kernel calls on a child (freezing, signals, the kill, reading
+/// its footprint) are made outside it.
+package final class ProcessApps: FootprintContributor {
+    /// What a process app runs, registered once.
+    private struct Registration: Sendable {
+        let specification: ProcessSpecification
+        let options: ProcessAppOptions
+        let configuration: AppConfiguration
+    }
+
+    /// A running child and what speaks to it.
+    package final class Running: Sendable {
+        package let child: ChildProcess
+        package let channel: ClientChannel?
+        let pressureWatch: PressureWatchFIFO?
+        /// The child's footprint at the last reading that found it: what it held, once it has
+        /// ended (a child that exits on `SIGTERM` ends before its termination is recorded).
+        private let lastFootprintBytes = Atomic<Int>(0)
+
+        package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
+            self.child = child
+            self.channel = channel
+            self.pressureWatch = pressureWatch
+        }
+
+        /// The child's footprint now; nil once it has ended.
+        var currentFootprintBytes: Int? {
+            guard let bytes = try? child.footprint().bytes else { return nil }
+            lastFootprintBytes.store(bytes, ordering: .relaxed)
+            return bytes
+        }
+
+        /// The child's footprint now, or at the last reading while it ran once it has ended: what
+        /// its app is charged with.
+        package var footprintBytes: Int {
+            currentFootprintBytes ?? lastFootprintBytes.load(ordering: .relaxed)
+        }
+    }
+
+    private struct State {
+        var registrations: [AppIdentifier: Registration] = [:]
+        /// The running children, by app. Changed only through ``setRunning(_:for:)``.
+        private(set) var running: [AppIdentifier: Running] = [:]
+        /// The same children as a list that a sample takes with a retain (no copy, no allocation)
+        /// and reads outside the lock.
+        private(set) var runningList: [Running] = []
+
+        /// Sets (or, with nil, removes) `identifier`'s running child; returns the one it replaces.
+        @discardableResult
+        mutating func setRunning(_ child: Running?, for identifier: AppIdentifier) -> Running? {
+            let previous = running[identifier]
+            running[identifier] = child
+            if previous != nil || child != nil {
+                running.shrinkIfSparse()
+                runningList = Array(running.values)
+            }
+            return previous
+        }
+        /// Apps whose termination has begun: their child's own exit is the termination's, not news.
+        var terminating: Set<AppIdentifier> = []
+        /// How each app's last child ended, until its termination record takes it.
+        var exits: [AppIdentifier: ProcessExit] = [:]
+    }
+
+    private let state = LibraryLock(State())
+    private let exitWatch: ProcessExitWatch
+    private let logger: Logger
+    /// How long a memory warning waits for a client child's answer.
+    package let warningTimeout: Duration
+    /// Ends `app` at once for `reason`: its child ended by itself.
+    private let endApp: @Sendable (AppIdentifier, TerminationReason) -> Void
+
+    package init(warningTimeout: Duration, logger: Logger, endApp: @escaping @Sendable (AppIdentifier, TerminationReason) -> Void) {
+        self.warningTimeout = warningTimeout
+        self.logger = logger
+        self.endApp = endApp
+        exitWatch = ProcessExitWatch(logger: logger)
+    }
+
+    /// A system let go with children still running: they are no longer watched, and go with their
+    /// last reference (killed and reaped, their cgroups removed; see `ChildProcess`).
+    deinit {
+        for running in state.withLock({ Array($0.running.values) }) {
+            exitWatch.forget(running.child)
+        }
+    }
+
+    // MARK: Registration
+
+    /// Registers `identifier` to run `specification`, checked now so that a bad one is a clear
+    /// error before any launch.
+    package func register(
+        _ identifier: AppIdentifier, specification: ProcessSpecification, options: ProcessAppOptions, configuration: AppConfiguration
+    ) throws(MemoryPressureError) {
+        _ = try specification.validated()
+        let options = try options.validated()
+        let registration = Registration(specification: specification, options: options, configuration: configuration)
+        let added = state.withLock { state in
+            guard state.registrations[identifier] == nil else { return false }
+            state.registrations[identifier] = registration
+            return true
+        }
+        guard added else { throw .duplicateApp(identifier) }
+    }
+
+    /// Forgets `identifier`'s registration, when its app could not be added after all.
+    package func unregister(_ identifier: AppIdentifier) {
+        _ = state.withLock { $0.registrations.removeValue(forKey: identifier) }
+    }
+
+    /// `identifier`'s process now, while it runs.
+    package func status(of identifier: AppIdentifier) -> ProcessAppStatus? {
+        guard let running = running(identifier) else { return nil }
+        let child = running.child
+        return ProcessAppStatus(
+            pid: child.pid, footprintBytes: running.footprintBytes, isFrozen: child.isFrozen,
+            freezeMechanism: child.freezeMechanism, controlGroups: child.controlGroupDirectories.map(\.string)
+        )
+    }
+
+    /// `identifier`'s running child, if any.
+    package func running(_ identifier: AppIdentifier) -> Running? {
+        state.withLock { $0.running[identifier] }
+    }
+
+    /// How `identifier`'s last child ended, taken for its termination record.
+    package func takeExit(of identifier: AppIdentifier) -> ProcessExit? {
+        state.withLock { state in
+            defer { state.exits.shrinkIfSparse() }
+            return state.exits.removeValue(forKey: identifier)
+        }
+    }
+
+    // MARK: Launch
+
+    /// Starts `identifier`'s child, with its channel, in its cgroups, with the `oom_score_adj` of
+    /// `state`; from its app's `willFinishLaunching`. A child already running (a launch after an
+    /// exit not yet heard) is replaced.
+    @discardableResult
+    package func start(_ identifier: AppIdentifier, in appState: AppState) throws(MemoryPressureError) -> Running {
+        guard let registration = state.withLock({ $0.registrations[identifier] }) else {
+            throw .notAProcessApp(identifier)
+        }
+        var environment: [String: String] = [:]
+        var inherited: [Int32] = []
+        let channel: ClientChannel?
+        if registration.options.channel == .client {
+            let made = try ClientChannel()
+            environment[ClientChannel.environmentName] = ClientChannel.environmentValue(inheritedAt: inherited.count)
+            inherited.append(made.childDescriptor)
+            channel = made
+        } else {
+            channel = nil
+        }
+        let pressureWatch = registration.options.channel == .systemd ? try PressureWatchFIFO(for: identifier) : nil
+        if let pressureWatch {
+            environment[PressureWatchFIFO.environmentName] = pressureWatch.path.string
+        }
+        let child = try ChildProcess.spawn(
+            registration.specification.addingEnvironment(environment),
+            options: ChildProcessOptions(freezeMechanism: registration.options.freezeMechanism, inheritedDescriptors: inherited),
+            logger: logger
+        )
+        channel?.closeChildEnd()
+        do {
+            try child.setOOMScoreAdjustment(registration.configuration.importance.oomScoreAdjustment(in: appState))
+        } catch {
+            logger.warning("process app's oom_score_adj not set", metadata: ["app": "\(identifier)", "error": "\(error)"])
+        }
+        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch)
+        let replaced = state.withLock { state in
+            state.terminating.remove(identifier)
+            state.exits[identifier] = nil
+            return state.setRunning(running, for: identifier)
+        }
+        if let replaced { stop(replaced) }
+        exitWatch.watch(child) { [weak self] termination in self?.ended(identifier, child: child, termination) }
+        logger.info("started process app", metadata: [
+            "app": "\(identifier)", "pid": "\(child.pid)", "freezer": "\(child.freezeMechanism)",
+            "memory": "\(child.memoryMechanism)", "channel": "\(registration.options.channel)",
+        ])
+        return running
+    }
+
+    /// Logs that `identifier`'s child could not start; its app ends.
+    func couldNotStart(_ identifier: AppIdentifier, _ error: MemoryPressureError) {
+        logger.error("process app could not start its process", metadata: ["app": "\(identifier)", "error": "\(error)"])
+    }
+
+    /// A child that ended by itself: recorded, and its app ended, unless its termination has begun.
+    private func ended(_ identifier: AppIdentifier, child: ChildProcess, _ termination: ChildTermination) {
+        let exit = ProcessExit(termination)
+        let news = state.withLock { state -> Bool in
+            guard state.running[identifier]?.child === child else { return false }
+            state.exits[identifier] = exit
+            guard !state.terminating.contains(identifier) else { return false }
+            state.setRunning(nil, for: identifier)
+            return true
+        }
+        guard news else { return }
+        logger.notice("process app's process ended by itself", metadata: ["app": "\(identifier)", "pid": "\(child.pid)", "exit": "\(exit)"])
+        endApp(identifier, exit.reason)
+    }
+
+    // MARK: The lifecycle, mapped to the kernel
+
+    /// Follows `identifier` from `previous` to `next`: its `oom_score_adj` follows its state and
+    /// band; it is frozen when suspended and thawed when it leaves suspension.
+    package func moved(_ identifier: AppIdentifier, from previous: AppState, to next: AppState) {
+        guard let (running, importance) = state.withLock({ state -> (Running, AppImportance)? in
+            guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
+            return (running, registration.configuration.importance)
+        }) else { return }
+        let child = running.child
+        do {
+            if previous == .suspended, next != .notRunning {
+                try child.thaw()
+            }
+            if next != .notRunning {
+                try child.setOOMScoreAdjustment(importance.oomScoreAdjustment(in: next))
+            }
+            if next == .suspended {
+                try child.freeze()
+            }
+        } catch {
+            logger.warning("process app's process did not follow its state", metadata: [
+                "app": "\(identifier)", "pid": "\(child.pid)", "state": "\(next)", "error": "\(error)",
+            ])
+        }
+    }
+
+    /// Tells `identifier`'s child of a memory warning at `level` through its channel: the client's
+    /// callback, answered within ``warningTimeout``; a byte in its `MEMORY_PRESSURE_WATCH` FIFO;
+    /// or its signal. A child with no channel hears nothing.
+    package func warn(_ identifier: AppIdentifier, level: PressureLevel) {
+        guard let (running, channel) = state.withLock({ state -> (Running, ProcessAppOptions.Channel)? in
+            guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
+            return (running, registration.options.channel)
+        }) else { return }
+        switch channel {
+        case .none:
+            break
+        case .client:
+            _ = running.channel?.call(.didReceiveMemoryWarning(level), timeout: warningTimeout)
+        case .systemd:
+            running.pressureWatch?.signal()
+        case .signal(let number):
+            try? running.child.signal(number)
+        }
+    }
+
+    /// Notes that `identifier`'s termination has begun: its child's exit from now on is that
+    /// termination's.
+    func beginTerminating(_ identifier: AppIdentifier) {
+        let running = state.withLock { state in
+            state.terminating.insert(identifier)
+            return state.running[identifier]
+        }
+        // Read now, while it runs: its record gives what it held.
+        _ = running?.footprintBytes
+    }
+
+    /// Kills `identifier`'s child as its app is terminated: `SIGKILL` through its pidfd,
+    /// `process_mrelease`, reaped, its cgroups removed; its exit kept for the record.
+    package func terminated(_ identifier: AppIdentifier) {
+        let running = state.withLock { state in
+            state.terminating.remove(identifier)
+            return state.setRunning(nil, for: identifier)
+        }
+        guard let running else { return }
+        let exit = stop(running)
+        state.withLock { state in
+            if let exit, state.exits[identifier] == nil { state.exits[identifier] = exit }
+        }
+    }
+
+    /// Kills `running`'s child and waits for it to be reaped.
+    @discardableResult
+    private func stop(_ running: Running) -> ProcessExit? {
+        exitWatch.forget(running.child)
+        guard let termination = running.child.kill(timeout: .seconds(5)) else {
+            logger.error("process app's process was not reaped within 5 s of SIGKILL", metadata: ["pid": "\(running.child.pid)"])
+            return nil
+        }
+        return ProcessExit(termination)
+    }
+
+    // MARK: Memory
+
+    /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
+    /// PSS; 0 when it runs none.
+    package func footprintBytes(of identifier: AppIdentifier) -> Int {
+        running(identifier)?.footprintBytes ?? 0
+    }
+
+    /// The footprints of every running child, for a sample; nil when there is none. The files are
+    /// read outside the lock (about 20 µs a child through its cgroup), so launches, state changes
+    /// and terminations never wait behind a sample.
+    package func totalFootprintBytes() -> Int? {
+        let children = state.withLock { $0.runningList }
+        guard !children.isEmpty else { return nil }
+        return children.reduce(0) { total, running in
+            total.addingClamped(running.currentFootprintBytes ?? 0)
+        }
+    }
+}

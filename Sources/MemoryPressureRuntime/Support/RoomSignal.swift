@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+/// Where allocations wait for room under the budget: a condition variable for threads, and a list of
+/// suspended tasks, that the account signals whenever its footprint may have fallen (bytes freed, a
+/// sample completed, the budget raised), so a waiting allocation sleeps without polling and wakes as
+/// soon as room may be there.
+///
+/// Signalling costs one atomic load when nobody waits. A waiter counts itself before it checks
+/// for room and the signaller changes the counters before it reads the count, so a wake-up between
+/// the check and the sleep is not lost: the signaller takes the mutex, which a waiting thread holds
+/// until it sleeps, and a suspending task checks again once it is on the list the signaller takes.
+/// On a weakly ordered machine such a wake-up can be seen late, never later than the next sample,
+/// which signals too.
+package final class RoomSignal: Sendable {
+    private let condition = ThreadCondition()
+    private let waiters = Atomic<Int>(0)
+    /// The suspended tasks' wake-ups, each resolved (outside the lock) by the next signal.
+    private let suspended = LibraryLock<[Completion<Void>]>([])
+
+    /// Where a suspended waiter's bound is kept.
+    private let timers: DeadlineTimers
+
+    /// A signal whose suspended waiters' bounds are deadlines of `timers`.
+    package init(timers: DeadlineTimers) {
+        self.timers = timers
+    }
+
+    /// Waits until `hasRoom` holds, checking it at once and after every signal; false when `timeout`
+    /// passes first.
+    package func wait(atMost timeout: Duration, until hasRoom: () -> Bool) -> Bool {
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
+        let deadline = ThreadCondition.deadline(after: timeout)
+        return condition.withLock {
+            while !hasRoom() {
+                if !condition.wait(until: deadline) { return hasRoom() }
+            }
+            return true
+        }
+    }
+
+    /// As ``wait(atMost:until:)``, suspending the task instead of blocking its thread; false too
+    /// when the task is cancelled before there is room.
+    package func waitSuspending(atMost timeout: Duration, until hasRoom: () -> Bool) async -> Bool {
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
+        let deadline = ContinuousClock.now + timeout
+        while !hasRoom() {
+            let left = deadline - .now
+            guard left > .zero, !Task.isCancelled else { return hasRoom() }
+            let wakeUp = Completion<Void>()
+            suspended.withLock { $0.append(wakeUp) }
+            // A signal that came between the check above and the append found nothing to wake.
+            if hasRoom() { return true }
+            _ = await wakeUp.value(timeout: left, on: timers)
+        }
+        return true
+    }
+
+    /// Wakes every waiter to check again; nothing when none waits.
+    @inline(__always)
+    package func signal() {
+        guard waiters.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        wakeAll()
+    }
+
+    @inline(never)
+    private func wakeAll() {
+        condition.withLock { condition.broadcast() }
+        let wakeUps = suspended.withLock { suspended in
+            defer { suspended.removeAll() }
+            return suspended
+        }
+        for wakeUp in wakeUps { wakeUp.resolve(()) }
+    }
+}
+
+extension RoomSignal {
+    /// Marks the calling thread as the one that makes room: the reclamation thread, where the
+    /// ladder purges and terminates, and where the service's observers of its events, eviction
+    /// handlers and discard callbacks run. An allocation made there could only wait for room that
+    /// this very thread makes, so it does not wait: ``mayWaitOnThisThread`` is false.
+    package static func neverWaitOnThisThread() {
+        pthread_setspecific(noWaitKey, UnsafeRawPointer(bitPattern: 1))
+    }
+
+    /// Whether an allocation on the calling thread may wait for room (see
+    /// ``neverWaitOnThisThread()``).
+    package static var mayWaitOnThisThread: Bool {
+        pthread_getspecific(noWaitKey) == nil
+    }
+
+    private static let noWaitKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: errno \(status)")
+        return key
+    }()
+}
