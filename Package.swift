@@ -109,6 +109,7 @@ let package = Package(
                 "MemoryPressureMeasurement",
                 "MemoryPressureMonitor",
                 "MemoryPressureLifecycle",
+                "MemoryPressureWire",
                 "CProcessSpawn",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -132,9 +133,12 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The child's end of a process app's client channel (MemoryPressure's ClientChannel is the
-        // system's). Nothing but the C library: a child links no more than it needs.
-        .target(name: "MemoryPressureClient"),
+        // The wire format of a process app's client channel, shared by the system's end
+        // (MemoryPressureProcesses' ClientChannel) and the child's: the callbacks and their messages.
+        .target(name: "MemoryPressureWire"),
+        // The child's end of a process app's client channel. Nothing but the C library and the wire
+        // format: a child links no more than it needs.
+        .target(name: "MemoryPressureClient", dependencies: ["MemoryPressureWire"]),
         // Optional glue for services: a swift-service-lifecycle Service and swift-metrics.
         .target(
             name: "MemoryPressureService",

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import Synchronization
+@_exported import MemoryPressureWire
 
 /// The child's end of the channel through which a process started as an app by a
 /// memory-pressure system (the `MemoryPressure` library) receives its app's lifecycle callbacks,
@@ -142,7 +143,7 @@ public final class MemoryPressureClient: Sendable {
     /// - Throws: ``MemoryPressureClientError/Code/malformedDescriptorNumber`` unless `value` is
     ///   decimal digits, at most `Int32.max`.
     package static func descriptor(fromEnvironmentValue value: String) throws(MemoryPressureClientError) -> Int32 {
-        guard let number = decimal(value.utf8), number <= UInt64(Int32.max) else {
+        guard let number = ClientMessage.decimal(value.utf8), number <= UInt64(Int32.max) else {
             throw .malformedDescriptorNumber(value)
         }
         return Int32(number)
@@ -275,7 +276,7 @@ public final class MemoryPressureClient: Sendable {
                         continue
                     }
                     // A message that fills the buffer may have been cut: not one of the protocol.
-                    guard count < buffer.count, let message = Message(UnsafeBufferPointer(rebasing: buffer[..<count])) else { continue }
+                    guard count < buffer.count, let message = ClientMessage(UnsafeBufferPointer(rebasing: buffer[..<count])) else { continue }
                     message.callback?.deliver(to: delegate)
                     switch answer(message, run) {
                     case .sent: if message.callback == .willTerminate { return .terminated }
@@ -317,7 +318,7 @@ public final class MemoryPressureClient: Sendable {
     private enum AnswerOutcome { case sent, stopped, failed }
 
     /// Sends `message`'s `done`; when the system's queue is full, waits until it has room.
-    private func answer(_ message: Message, _ run: Run) -> AnswerOutcome {
+    private func answer(_ message: ClientMessage, _ run: Run) -> AnswerOutcome {
         var text = message.answer
         return text.withUTF8 { bytes in
             while true {

@@ -1,3 +1,5 @@
+import MemoryPressureWire
+
 /// The code of a child process that the system calls as the child's app moves through its
 /// lifecycle, as UIKit's `UIApplicationDelegate`. Every method has an empty default, so a delegate
 /// implements only what it needs.
@@ -14,6 +16,8 @@
 /// - `didReceiveMemoryWarning(level:)`: release what can be rebuilt, now: caches first.
 /// - `willTerminate`: save state; the child is expected to exit once it returns (the client reads
 ///   no more, and ``MemoryPressureClient/wait()`` returns ``MemoryPressureClient/Ending/terminated``).
+import MemoryPressureWire
+
 public protocol MemoryPressureClientDelegate: AnyObject {
     /// Launch has begun.
     func willFinishLaunching()
@@ -58,15 +62,4 @@ extension MemoryPressureClientDelegate {
     ///
     /// - Parameter level: The warning's level.
     public func didReceiveMemoryWarning(level: MemoryWarningLevel) {}
-}
-
-/// How short memory is, in a memory warning.
-public enum MemoryWarningLevel: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
-    /// Memory is short: caches are purged, and running apps are warned.
-    case warning
-    /// Memory is very short: the system is ending suspended apps, and will end more.
-    case critical
-
-    /// The level's name: `warning` or `critical`.
-    public var description: String { rawValue }
 }

@@ -201,7 +201,7 @@ extension ChildProcessTests {
             // Posts: the same sequence, the level as its name (a warning is never below `warning`).
             #expect(channel.post(.didReceiveMemoryWarning(.critical)))
             #expect(channel.post(.didReceiveMemoryWarning(.warning)))
-            #expect(channel.post(.didReceiveMemoryWarning(.normal)))
+            #expect(channel.post(.didReceiveMemoryWarning(MemoryWarningLevel(PressureLevel.normal))))
             #expect(try Self.receive(on: child) == "5 didReceiveMemoryWarning critical")
             #expect(try Self.receive(on: child) == "6 didReceiveMemoryWarning warning")
             #expect(try Self.receive(on: child) == "7 didReceiveMemoryWarning warning")
@@ -253,7 +253,7 @@ extension ChildProcessTests {
             }
             // Both messages, then their answers in the reverse order: the first answer in the socket
             // is the later call's, which the earlier call must leave to it.
-            let sequences = try (0..<2).map { _ in try #require(ClientChannel.decimalSequence(try Self.receive(on: child).utf8.prefix { $0 != UInt8(ascii: " ") })) }
+            let sequences = try (0..<2).map { _ in try #require(ClientMessage.decimal(try Self.receive(on: child).utf8.prefix { $0 != UInt8(ascii: " ") })) }
             for sequence in sequences.sorted(by: >) {
                 try Self.send("\(sequence) done", on: child)
             }
@@ -442,25 +442,23 @@ extension ChildProcessTests {
 /// The client's parsing of what the system sends, and the system's of what the client answers.
 struct ClientChannelMessageTests {
     @Test func everyCallbackTheSystemSendsIsReadAsItself() {
-        let pairs: [(ClientCallback, MemoryPressureClient.Callback)] = [
-            (.willFinishLaunching, .willFinishLaunching),
-            (.didFinishLaunching, .didFinishLaunching),
-            (.didBecomeActive, .didBecomeActive),
-            (.willResignActive, .willResignActive),
-            (.didEnterBackground, .didEnterBackground),
-            (.willEnterForeground, .willEnterForeground),
-            (.willTerminate, .willTerminate),
-            (.didReceiveMemoryWarning(.warning), .didReceiveMemoryWarning(.warning)),
-            (.didReceiveMemoryWarning(.critical), .didReceiveMemoryWarning(.critical)),
-            (.didReceiveMemoryWarning(.normal), .didReceiveMemoryWarning(.warning)),
+        let callbacks: [ClientCallback] = [
+            .willFinishLaunching, .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground,
+            .willEnterForeground, .willTerminate, .didReceiveMemoryWarning(.warning), .didReceiveMemoryWarning(.critical),
         ]
-        for (sequence, (sent, read)) in zip([UInt64(1), 42, .max, 7, 8, 9, 10, 11, 12, 13], pairs) {
-            let text = sent.message(sequence: sequence)
-            #expect(MemoryPressureClient.Message(Array(text.utf8)) == .init(sequence: sequence, callback: read), "\(text)")
+        for (sequence, sent) in zip([UInt64(1), 42, .max, 7, 8, 9, 10, 11, 12], callbacks) {
+            let text = ClientMessage(sequence: sequence, callback: sent).datagram
+            #expect(ClientMessage(Array(text.utf8)) == .init(sequence: sequence, callback: sent), "\(text)")
         }
-        #expect(MemoryPressureClient.Message(sequence: 18, callback: nil).answer == "18 done")
-        #expect(ClientCallback.didReceiveMemoryWarning(.critical).message(sequence: 3) == "3 didReceiveMemoryWarning critical")
-        #expect(ClientCallback.willTerminate.message(sequence: 4) == "4 willTerminate")
+        #expect(ClientMessage(sequence: 18, callback: nil).answer == "18 done")
+        #expect(ClientMessage(sequence: 3, callback: .didReceiveMemoryWarning(.critical)).datagram == "3 didReceiveMemoryWarning critical")
+        #expect(ClientMessage(sequence: 4, callback: .willTerminate).datagram == "4 willTerminate")
+    }
+
+    @Test func theSystemsLevelsAreSentAsAWarningOrCritical() {
+        #expect(MemoryWarningLevel(PressureLevel.normal) == .warning)
+        #expect(MemoryWarningLevel(PressureLevel.warning) == .warning)
+        #expect(MemoryWarningLevel(PressureLevel.critical) == .critical)
     }
 
     @Test func aMessageWithASequenceIsAnsweredEvenWhenItsCallbackIsNotKnown() {
@@ -469,7 +467,7 @@ struct ClientChannelMessageTests {
             "7 didReceiveMemoryWarning urgent", "7 didReceiveMemoryWarning warning extra", "7 ",
             "7 didbecomeactive", "7 didReceiveMemoryWarning Warning",
         ] {
-            #expect(MemoryPressureClient.Message(Array(text.utf8)) == .init(sequence: 7, callback: nil), "\(text)")
+            #expect(ClientMessage(Array(text.utf8)) == .init(sequence: 7, callback: nil), "\(text)")
         }
     }
 
@@ -479,17 +477,17 @@ struct ClientChannelMessageTests {
             " 1 didBecomeActive", "1didBecomeActive", "18446744073709551616 willTerminate", "0x1 willTerminate",
         ].map { Array($0.utf8) } + [[0xFF, 0x20, 0x64], [0x31, 0xFF, 0x20, 0x64]]
         for datagram in datagrams {
-            #expect(MemoryPressureClient.Message(datagram) == nil, "\(datagram)")
+            #expect(ClientMessage(datagram) == nil, "\(datagram)")
         }
-        #expect(MemoryPressureClient.Message(Array("18446744073709551615 willTerminate".utf8))?.sequence == .max)
-        #expect(MemoryPressureClient.Message(Array("0007 willTerminate".utf8))?.sequence == 7)
+        #expect(ClientMessage(Array("18446744073709551615 willTerminate".utf8))?.sequence == .max)
+        #expect(ClientMessage(Array("0007 willTerminate".utf8))?.sequence == 7)
     }
 
     @Test func theSystemReadsOnlyDoneAnswers() {
-        #expect(ClientChannel.answeredSequence(Array("5 done".utf8)) == 5)
-        #expect(ClientChannel.answeredSequence(Array("18446744073709551615 done".utf8)) == .max)
+        #expect(ClientMessage.answeredSequence(Array("5 done".utf8)) == 5)
+        #expect(ClientMessage.answeredSequence(Array("18446744073709551615 done".utf8)) == .max)
         for text in ["done", " done", "5  done", "5 done\n", "5 Done", "5done", "-5 done", "18446744073709551616 done", "5 done 5"] {
-            #expect(ClientChannel.answeredSequence(Array(text.utf8)) == nil, "\(text.debugDescription)")
+            #expect(ClientMessage.answeredSequence(Array(text.utf8)) == nil, "\(text.debugDescription)")
         }
     }
 }

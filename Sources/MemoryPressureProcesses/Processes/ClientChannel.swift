@@ -6,7 +6,7 @@ import Musl
 import Synchronization
 import SystemPackage
 import MemoryPressureRuntime
-import MemoryPressureMeasurement
+import MemoryPressureWire
 
 /// The system's end of the channel through which a child process managed as an app receives its
 /// app's lifecycle callbacks. The child's end is the `MemoryPressureClient` library.
@@ -18,14 +18,9 @@ import MemoryPressureMeasurement
 ///   which numbers it 3, 4, … in the child by its index there), and the number it has in the child
 ///   is given to it in the environment variable `MEMORY_PRESSURE_CLIENT_FD`
 ///   (``environmentName``, ``environmentValue(inheritedAt:)``).
-/// - **System → child**: one datagram of UTF-8 text, `<sequence> <callback>` or
-///   `<sequence> <callback> <argument>`, fields separated by one space, no line ending. The
-///   sequence is a decimal `UInt64` that increases with each message of the channel, from 1. The
-///   callbacks: `willFinishLaunching`, `didFinishLaunching`, `didBecomeActive`,
-///   `willResignActive`, `didEnterBackground`, `willEnterForeground`, `willTerminate`, and
-///   `didReceiveMemoryWarning`, whose argument is the level: `warning` or `critical`.
-/// - **Child → system**: one datagram `<sequence> done` once the callback of that message has
-///   returned. The child answers every message, also one whose callback it does not know.
+/// - **The messages**: the system sends `<sequence> <callback>` (or `<sequence> <callback> <argument>`
+///   for a memory warning's level) and the child answers `<sequence> done` once the callback has
+///   returned: `ClientMessage`, in the MemoryPressureWire module both ends share.
 ///
 /// ## Waiting for the answer
 /// ``call(_:timeout:)`` sends a message and blocks the calling thread in `poll` until its `done`
@@ -135,7 +130,7 @@ package final class ClientChannel: Sendable {
             guard !state.closed else { return (0, .closed) }
             state.lastSequence += 1
             let sequence = state.lastSequence
-            let outcome = Self.sendMessage(callback.message(sequence: sequence), on: descriptor)
+            let outcome = Self.sendMessage(ClientMessage(sequence: sequence, callback: callback).datagram, on: descriptor)
             switch outcome {
             case .sent: state.awaited.insert(sequence)
             case .full: break
@@ -187,7 +182,7 @@ package final class ClientChannel: Sendable {
             _ = Self.readAnswers(on: descriptor, awaiting: nil, &state)
             guard !state.closed else { return false }
             state.lastSequence += 1
-            switch Self.sendMessage(callback.message(sequence: state.lastSequence), on: descriptor) {
+            switch Self.sendMessage(ClientMessage(sequence: state.lastSequence, callback: callback).datagram, on: descriptor) {
             case .sent: return true
             case .full: return false
             case .closed:
@@ -252,7 +247,7 @@ package final class ClientChannel: Sendable {
                     return .closed
                 }
                 // A datagram that fills the buffer may have been cut: not an answer.
-                let answer = count < buffer.count ? Self.answeredSequence(UnsafeBufferPointer(rebasing: buffer[..<count])) : nil
+                let answer = count < buffer.count ? ClientMessage.answeredSequence(UnsafeBufferPointer(rebasing: buffer[..<count])) : nil
                 if let answer, answer != sequence, state.awaited.contains(answer) {
                     return .anotherCallsAnswerFirst
                 }
@@ -272,28 +267,6 @@ package final class ClientChannel: Sendable {
         return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLHUP | POLLERR) != 0
     }
 
-    /// The sequence of an answer, `<sequence> done`; nil for anything else.
-    package static func answeredSequence(_ bytes: some Collection<UInt8>) -> UInt64? {
-        let suffix = " done".utf8
-        guard bytes.count > suffix.count, bytes.suffix(suffix.count).elementsEqual(suffix) else { return nil }
-        return decimalSequence(bytes.dropLast(suffix.count))
-    }
-
-    /// `digits` as a decimal `UInt64`: one to twenty ASCII digits, no sign, no spaces; nil otherwise
-    /// or on overflow.
-    static func decimalSequence(_ digits: some Collection<UInt8>) -> UInt64? {
-        guard !digits.isEmpty, digits.count <= 20 else { return nil }
-        var value: UInt64 = 0
-        for byte in digits {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !overflow1, !overflow2 else { return nil }
-            value = sum
-        }
-        return value
-    }
-
     #if canImport(Glibc)
     private static let sequencedPacketType = Int32(SOCK_SEQPACKET.rawValue)
     private static let closeOnExecFlag = Int32(SOCK_CLOEXEC.rawValue)
@@ -301,51 +274,6 @@ package final class ClientChannel: Sendable {
     private static let sequencedPacketType = Int32(SOCK_SEQPACKET)
     private static let closeOnExecFlag = Int32(SOCK_CLOEXEC)
     #endif
-}
-
-/// A callback of an app, carried to its child through a ``ClientChannel``; named as
-/// `UIApplicationDelegate`'s methods and the library's ``/MemoryPressureLifecycle/AppDelegate``'s.
-package enum ClientCallback: Hashable, Sendable {
-    /// Launch has begun.
-    case willFinishLaunching
-    /// Launch is done.
-    case didFinishLaunching
-    /// The app is active.
-    case didBecomeActive
-    /// The app is about to become inactive.
-    case willResignActive
-    /// The app is in the background.
-    case didEnterBackground
-    /// The app is about to come back to the foreground.
-    case willEnterForeground
-    /// The app is about to be terminated.
-    case willTerminate
-    /// A memory warning at the level: ``/MemoryPressureMeasurement/PressureLevel/critical`` is sent as `critical`, any other
-    /// as `warning` (a warning is never below the warning level).
-    case didReceiveMemoryWarning(PressureLevel)
-
-    /// The callback's name on the wire.
-    package var name: String {
-        switch self {
-        case .willFinishLaunching: "willFinishLaunching"
-        case .didFinishLaunching: "didFinishLaunching"
-        case .didBecomeActive: "didBecomeActive"
-        case .willResignActive: "willResignActive"
-        case .didEnterBackground: "didEnterBackground"
-        case .willEnterForeground: "willEnterForeground"
-        case .willTerminate: "willTerminate"
-        case .didReceiveMemoryWarning: "didReceiveMemoryWarning"
-        }
-    }
-
-    /// The datagram that carries it: `<sequence> <name>`, or `<sequence> <name> <level>` for a
-    /// memory warning.
-    package func message(sequence: UInt64) -> String {
-        switch self {
-        case .didReceiveMemoryWarning(let level): "\(sequence) \(name) \(level == .critical ? "critical" : "warning")"
-        default: "\(sequence) \(name)"
-        }
-    }
 }
 
 /// How a ``ClientChannel/call(_:timeout:)`` ended.

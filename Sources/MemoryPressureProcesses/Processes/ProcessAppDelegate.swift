@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import MemoryPressureLifecycle
+import MemoryPressureWire
 
 /// A process app's code: starts its child as the app launches and carries each callback to it
 /// through its channel, within the callback's deadline, on the app's run loop.

@@ -6,6 +6,7 @@ import Musl
 import Logging
 import Synchronization
 import MemoryPressureRuntime
+import MemoryPressureWire
 import MemoryPressureMeasurement
 import MemoryPressureMonitor
 import MemoryPressureLifecycle
@@ -261,7 +262,7 @@ package final class ProcessApps: FootprintContributor {
         case .none:
             break
         case .client:
-            _ = running.channel?.call(.didReceiveMemoryWarning(level), timeout: warningTimeout)
+            _ = running.channel?.call(.didReceiveMemoryWarning(MemoryWarningLevel(level)), timeout: warningTimeout)
         case .systemd:
             running.pressureWatch?.signal()
         case .signal(let number):
