@@ -71,7 +71,7 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
 /// An app's lifecycle events, decided under its lock and delivered once the lock is released: in
 /// the order they were decided, by one thread at a time, so that no observer runs under the lock
 /// and no two events of one app are delivered out of order or at once. A termination's release
-/// (``LifecycleStateMachine/releasePending``) is queued behind its `terminated` event.
+/// (``LifecycleStateMachine/takePendingRelease()``) is queued behind its `terminated` event.
 ///
 /// Whoever releases the lock with events waiting and nobody delivering them delivers them all,
 /// including those other threads add meanwhile; those threads go on at once. A transition waits

@@ -56,6 +56,62 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
         case end(since: ContinuousClock.Instant, generation: Int, extensionsLeft: Int)
     }
 
+    /// The app's phase, with the data only that phase has: what a running app holds (its callback
+    /// state, stay in the background, tasks and holds) does not exist when it does not run, and
+    /// why it was last terminated does not exist while it runs.
+    private enum Phase {
+        /// Not running: why the app was last terminated (nil before its first launch), and whether
+        /// that termination's release of the app's view controllers and per-launch delegate is yet
+        /// to be queued on the run loop: by the owner once the `terminated` event is delivered (the
+        /// system's bookkeeping measures the app before anything is let go), or by a relaunch asked
+        /// for first, ahead of its own steps.
+        case notRunning(lastTermination: TerminationReason?, releasePending: Bool)
+        /// Inactive, active, in the background or suspended.
+        case running(Running)
+    }
+
+    /// What a running app has.
+    private struct Running {
+        /// The state the system has moved the app to (its callbacks may still be queued).
+        var state: AppState
+        /// What `applicationState` reads while a delegate callback runs, as UIKit reports it
+        /// (inactive while launching into the foreground, active in `willResignActive`,
+        /// background in `willEnterForeground`, …); nil between callbacks, when the app reads
+        /// ``state``.
+        var callbackState: AppState?
+        /// This stay in the background or suspended; nil in the foreground.
+        var stay: BackgroundStay?
+        /// `willTerminate` is queued or running.
+        var isTerminating = false
+        /// The `didEnterBackground` calls queued or running (the app can be brought back and sent
+        /// to the background again before the first has run): the app must not suspend before the
+        /// last returns.
+        var backgroundEntriesUnderWay = 0
+        /// The app's code the system runs now outside a lifecycle callback (an observer, a memory
+        /// warning, an expiration handler, an eviction handler or discard callback): the app does
+        /// not suspend while any runs, and the last to return suspends it if it should be by then.
+        var suspensionHolds = 0
+        /// The open background tasks' expiration handlers.
+        var backgroundTasks: [BackgroundTaskIdentifier: ExpirationHandler] = [:]
+
+        init(state: AppState) {
+            self.state = state
+        }
+    }
+
+    /// One stay in the background (suspended included), from its entry to the return to the
+    /// foreground or the termination.
+    private struct BackgroundStay {
+        /// When the app entered the background: its background time is counted from here.
+        let since: ContinuousClock.Instant
+        /// Whether a timer ends the stay's background time (see ``BackgroundExpiryStep``): set as
+        /// the machine asks its owner to arm one, and kept once it has fired.
+        var isExpiryArmed = false
+        /// Whether the expiration handlers have had their turn on the run loop: the expiry waits
+        /// for it while the run loop only waits for a worker.
+        var expirationHandlersBegan = false
+    }
+
     /// The app the machine's errors and events name.
     package let app: AppIdentifier
     /// What marks the app's background tasks as its own.
@@ -66,53 +122,46 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
     /// itself (a process app's `ProcessAppOptions.BackgroundMode.run`).
     package let keepsRunningInBackground: Bool
 
-    /// The state the system has moved the app to (its callbacks may still be queued): what the
-    /// system decides by.
-    package private(set) var state = AppState.notRunning
-    /// What `applicationState` reads while a delegate callback runs, as UIKit reports it (inactive
-    /// while launching into the foreground, active in `willResignActive`, background in
-    /// `willEnterForeground`, …); nil between callbacks, when the app reads ``state``.
-    private(set) var callbackState: AppState?
-    /// When the app entered the background this time: its background time is counted from here.
-    /// Nil in the foreground and when not running.
-    private(set) var backgroundSince: ContinuousClock.Instant?
-    /// Whether a timer ends this stay's background time (see ``BackgroundExpiryStep``): set as the
-    /// machine asks its owner to arm one, and kept once it has fired, as the stay's.
-    private(set) var isBackgroundExpiryArmed = false
-    /// The stay (its `backgroundSince`) whose expiration handlers have had their turn on the run
-    /// loop: the expiry waits for it while the run loop only waits for a worker.
-    private(set) var expirationHandlersBegan: ContinuousClock.Instant?
+    private var phase = Phase.notRunning(lastTermination: nil, releasePending: false)
     /// Incremented at each termination: run-loop work of an earlier generation does nothing.
     private(set) var generation = 0
-    /// `willTerminate` is queued or running.
-    package private(set) var isTerminating = false
-    /// The `didEnterBackground` calls queued or running (the app can be brought back and sent to
-    /// the background again before the first has run): the app must not suspend before the last
-    /// returns.
-    private(set) var backgroundEntriesUnderWay = 0
-    /// The app's code the system runs now outside a lifecycle callback (an observer, a memory
-    /// warning, an expiration handler, an eviction handler or discard callback): the app does not
-    /// suspend while any runs, and the last to return suspends it if it should be by then.
-    private(set) var suspensionHolds = 0
-    /// The options of the current (or last) launch.
-    package private(set) var launchOptions = LaunchOptions()
-    /// Why the app was last terminated, until it launches again.
-    private(set) var terminationReason: TerminationReason?
-    /// The open background tasks' expiration handlers.
-    private(set) var backgroundTasks: [BackgroundTaskIdentifier: ExpirationHandler] = [:]
     /// The next background task's number.
     private(set) var nextBackgroundTask = 1
-    /// A termination's release of the app's view controllers and per-launch delegate is yet to be
-    /// queued on the run loop: by the owner once the `terminated` event is delivered (the system's
-    /// bookkeeping measures the app before anything is let go), or by a relaunch asked for first,
-    /// ahead of its own steps.
-    private(set) var releasePending = false
+    /// The options of the current (or last) launch.
+    package private(set) var launchOptions = LaunchOptions()
 
     package init(app: AppIdentifier, taskIssuer: Int, backgroundTaskTimeLimit: Duration, keepsRunningInBackground: Bool) {
         self.app = app
         self.taskIssuer = taskIssuer
         self.backgroundTaskTimeLimit = backgroundTaskTimeLimit
         self.keepsRunningInBackground = keepsRunningInBackground
+    }
+
+    /// The running app's data; nil when it does not run.
+    private var running: Running? {
+        guard case .running(let running) = phase else { return nil }
+        return running
+    }
+
+    /// The state the system has moved the app to (its callbacks may still be queued): what the
+    /// system decides by.
+    package var state: AppState { running?.state ?? .notRunning }
+    /// What `applicationState` reads while a delegate callback runs; nil between callbacks.
+    var callbackState: AppState? { running?.callbackState }
+    /// When the app entered the background this time; nil in the foreground and when not running.
+    var backgroundSince: ContinuousClock.Instant? { running?.stay?.since }
+    /// Whether a timer ends this stay's background time.
+    var isBackgroundExpiryArmed: Bool { running?.stay?.isExpiryArmed ?? false }
+    /// `willTerminate` is queued or running.
+    package var isTerminating: Bool { running?.isTerminating ?? false }
+    /// The `didEnterBackground` calls queued or running.
+    var backgroundEntriesUnderWay: Int { running?.backgroundEntriesUnderWay ?? 0 }
+    /// The open background tasks' expiration handlers.
+    var backgroundTasks: [BackgroundTaskIdentifier: ExpirationHandler] { running?.backgroundTasks ?? [:] }
+    /// Why the app was last terminated, until it launches again.
+    var terminationReason: TerminationReason? {
+        guard case .notRunning(let lastTermination, _) = phase else { return nil }
+        return lastTermination
     }
 
     /// ``state`` and ``callbackState`` in one word, as ``Action/publishStates(_:)`` publishes them.
@@ -138,15 +187,14 @@ extension LifecycleStateMachine {
     /// the launch callbacks. A release left by the last termination goes first.
     package mutating func launch(options: LaunchOptions, now: ContinuousClock.Instant) throws(MemoryPressureError) -> [Action] {
         try validate(.launch, accepted: [.notRunning])
+        guard case .notRunning(let lastTermination, let releasePending) = phase else { return [] }
         var options = options
-        options.previousTermination = terminationReason
+        options.previousTermination = lastTermination
         launchOptions = options
-        terminationReason = nil
         var actions: [Action] = [.openNotifications]
         actions += move(to: .inactive)
         // The last launch lets go of what it held before this one makes its delegate.
         var steps: [LifecycleStep] = releasePending ? [.releaseAfterTermination] : []
-        releasePending = false
         steps += [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
         if options.reason.launchesInBackground {
             let (moved, entry) = enterBackgroundSteps(now: now)
@@ -220,7 +268,7 @@ extension LifecycleStateMachine {
         guard state != .suspended else {
             return end(reason: reason) + [.run([], generation: generation)]
         }
-        isTerminating = true
+        updateRunning { $0.isTerminating = true }
         return [.run([.callback(.willTerminate), .terminate(reason)], generation: generation)]
     }
 }
@@ -231,13 +279,14 @@ extension LifecycleStateMachine {
     /// A delegate callback of `generation` begins: the state it reads.
     mutating func beginCallback(_ callback: LifecycleCallback, generation: Int) -> [Action] {
         guard self.generation == generation else { return [] }
-        callbackState = callback.reportedState(launchingInBackground: launchOptions.reason.launchesInBackground)
+        let reported = callback.reportedState(launchingInBackground: launchOptions.reason.launchesInBackground)
+        updateRunning { $0.callbackState = reported }
         return [.publishStates(publishedStates)]
     }
 
     /// A delegate callback has returned: the app reads its state again.
     mutating func endCallback() -> [Action] {
-        callbackState = nil
+        updateRunning { $0.callbackState = nil }
         return [.publishStates(publishedStates)]
     }
 
@@ -245,7 +294,7 @@ extension LifecycleStateMachine {
     /// suspension if nothing keeps the app running.
     mutating func finishEnteringBackground(generation: Int) -> [Action] {
         guard self.generation == generation else { return [] }
-        backgroundEntriesUnderWay -= 1
+        updateRunning { $0.backgroundEntriesUnderWay -= 1 }
         return suspendIfIdle()
     }
 
@@ -262,14 +311,14 @@ extension LifecycleStateMachine {
             guard state == .suspended, let notification else { return (nil, []) }
             return (nil, [.queueNotification(notification)])
         }
-        suspensionHolds += 1
+        updateRunning { $0.suspensionHolds += 1 }
         return (SuspensionHold(generation: generation), [])
     }
 
     /// Releases a hold: the last one suspends the app if it should be by then.
     package mutating func release(_ hold: SuspensionHold) -> [Action] {
         guard generation == hold.generation else { return [] }
-        suspensionHolds -= 1
+        updateRunning { $0.suspensionHolds -= 1 }
         return suspendIfIdle()
     }
 
@@ -288,8 +337,9 @@ extension LifecycleStateMachine {
 
     /// Takes the release a termination left pending, for the owner to queue: true once.
     mutating func takePendingRelease() -> Bool {
-        defer { releasePending = false }
-        return releasePending
+        guard case .notRunning(let lastTermination, releasePending: true) = phase else { return false }
+        phase = .notRunning(lastTermination: lastTermination, releasePending: false)
+        return true
     }
 }
 
@@ -304,7 +354,7 @@ extension LifecycleStateMachine {
         try validate(.beginBackgroundTask, accepted: [.inactive, .active, .background])
         let task = BackgroundTaskIdentifier(rawValue: nextBackgroundTask, issuer: taskIssuer)
         nextBackgroundTask += 1
-        backgroundTasks[task] = expirationHandler
+        updateRunning { $0.backgroundTasks[task] = expirationHandler }
         return (task, armBackgroundExpiryIfDue())
     }
 
@@ -312,7 +362,7 @@ extension LifecycleStateMachine {
     /// task's handler, for the owner to release after the lock: it may hold the last reference to
     /// anything.
     package mutating func endBackgroundTask(_ task: BackgroundTaskIdentifier) throws(MemoryPressureError) -> (ExpirationHandler, [Action]) {
-        guard let ended = backgroundTasks.removeValue(forKey: task) else {
+        guard let ended = updateRunning({ $0.backgroundTasks.removeValue(forKey: task) }) ?? nil else {
             throw .unknownBackgroundTask(app: app, task, ofAnotherApp: task.issuer != taskIssuer)
         }
         return (ended, suspendIfIdle())
@@ -338,10 +388,10 @@ extension LifecycleStateMachine {
                 // Every task ended in time. A task the app opens later in this stay (while it still
                 // runs: its code holds it, or it keeps running in the background) finds the time
                 // used up: armed again, its expiration handler gets its turn at once.
-                isBackgroundExpiryArmed = false
+                updateRunning { $0.stay?.isExpiryArmed = false }
                 return []
             }
-            if expirationHandlersBegan != since, !runLoopRunsATurn, extensionsLeft > 0 {
+            if running?.stay?.expirationHandlersBegan != true, !runLoopRunsATurn, extensionsLeft > 0 {
                 let next = BackgroundExpiryStep.end(since: since, generation: stepGeneration, extensionsLeft: extensionsLeft - 1)
                 return [.armBackgroundExpiry(at: now + expiryWarning, next)]
             }
@@ -353,8 +403,10 @@ extension LifecycleStateMachine {
     /// the app is still in `generation` and in the background; none otherwise.
     mutating func beginExpirationHandlers(generation: Int) -> [(BackgroundTaskIdentifier, ExpirationHandler)] {
         guard self.generation == generation, state == .background else { return [] }
-        expirationHandlersBegan = backgroundSince
-        return backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
+        return updateRunning { running in
+            running.stay?.expirationHandlersBegan = true
+            return running.backgroundTasks.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key, $0.value) }
+        } ?? []
     }
 
     /// Whether `task`'s expiration handler should still run: the app is in `generation`, in the
@@ -377,39 +429,64 @@ extension LifecycleStateMachine {
         }
     }
 
-    /// Moves the state, publishing and reporting the change; leaving the background (other than
-    /// for suspension) ends the stay's background time.
+    /// Runs `body` on the running app's data, changed in place; nil, and nothing changed, when the
+    /// app does not run.
+    @discardableResult
+    private mutating func updateRunning<Result>(_ body: (inout Running) -> Result) -> Result? {
+        guard case .running(var running) = phase else { return nil }
+        // Out of `phase` while it changes, so that its tasks are not copied.
+        phase = .notRunning(lastTermination: nil, releasePending: false)
+        defer { phase = .running(running) }
+        return body(&running)
+    }
+
+    /// Moves the state (a launch starts the running app's data), publishing and reporting the
+    /// change; leaving the background (other than for suspension) ends the stay.
     private mutating func move(to next: AppState) -> [Action] {
         let previous = state
-        state = next
-        var actions: [Action] = [.publishStates(publishedStates), .report(.stateChanged(app: app, from: previous, to: next))]
-        switch next {
-        case .background, .suspended:
-            break
-        case .notRunning, .inactive, .active:
-            backgroundSince = nil
-            if isBackgroundExpiryArmed { actions.append(.cancelBackgroundExpiry) }
-            isBackgroundExpiryArmed = false
+        guard case .running = phase else {
+            phase = .running(Running(state: next))
+            return moved(from: previous, to: next, callbackState: nil, endingStay: nil)
         }
+        let endedStay = updateRunning { running -> BackgroundStay? in
+            running.state = next
+            guard next != .background, next != .suspended else { return nil }
+            defer { running.stay = nil }
+            return running.stay
+        } ?? nil
+        return moved(from: previous, to: next, callbackState: callbackState, endingStay: endedStay)
+    }
+
+    /// The actions of a move from `previous` to `next`: the states published (with
+    /// `callbackState`), the change reported, and the end of `endingStay`'s timer if one was armed.
+    private func moved(from previous: AppState, to next: AppState, callbackState: AppState?, endingStay: BackgroundStay?) -> [Action] {
+        var actions: [Action] = [
+            .publishStates(PublishedStates.word(state: next, callbackState: callbackState)),
+            .report(.stateChanged(app: app, from: previous, to: next)),
+        ]
+        if endingStay?.isExpiryArmed == true { actions.append(.cancelBackgroundExpiry) }
         return actions
     }
 
-    /// Moves to the background, starting a stay's background time at `now` unless one counts
-    /// already, and returns the steps of the entry: `didEnterBackground`, then its end.
+    /// Moves to the background, starting a stay's background time at `now`, and returns the steps
+    /// of the entry: `didEnterBackground`, then its end.
     private mutating func enterBackgroundSteps(now: ContinuousClock.Instant) -> ([Action], [LifecycleStep]) {
         var actions = move(to: .background)
-        if backgroundSince == nil { backgroundSince = now }
+        updateRunning { running in
+            if running.stay == nil { running.stay = BackgroundStay(since: now) }
+            running.backgroundEntriesUnderWay += 1
+        }
         actions += armBackgroundExpiryIfDue()
-        backgroundEntriesUnderWay += 1
         return (actions, [.callback(.didEnterBackground), .finishEnteringBackground])
     }
 
     /// Arms the end of this stay's background time when the app is in the background with a task
     /// open and none is armed (see ``BackgroundExpiryStep``).
     private mutating func armBackgroundExpiryIfDue() -> [Action] {
-        guard state == .background, !backgroundTasks.isEmpty, !isBackgroundExpiryArmed, let since = backgroundSince else { return [] }
-        isBackgroundExpiryArmed = true
-        return [.armBackgroundExpiry(at: since + backgroundTaskTimeLimit - expiryWarning, .warn(since: since, generation: generation))]
+        guard let running, running.state == .background, !running.backgroundTasks.isEmpty, let stay = running.stay,
+              !stay.isExpiryArmed else { return [] }
+        updateRunning { $0.stay?.isExpiryArmed = true }
+        return [.armBackgroundExpiry(at: stay.since + backgroundTaskTimeLimit - expiryWarning, .warn(since: stay.since, generation: generation))]
     }
 
     /// Suspends the app if it is in the background with nothing to keep it running: no open
@@ -417,31 +494,24 @@ extension LifecycleStateMachine {
     /// meanwhile is not undone) and none of its code running; never an app that keeps running in
     /// the background.
     private mutating func suspendIfIdle() -> [Action] {
-        guard !keepsRunningInBackground, state == .background, backgroundTasks.isEmpty, backgroundEntriesUnderWay == 0,
-              !isTerminating, suspensionHolds == 0 else { return [] }
+        guard !keepsRunningInBackground, let running, running.state == .background, running.backgroundTasks.isEmpty,
+              running.backgroundEntriesUnderWay == 0, !running.isTerminating, running.suspensionHolds == 0 else { return [] }
         return move(to: .suspended) + [.suspendNotifications]
     }
 
     /// Marks the app terminated: not running, a new generation, its timer cancelled, its tasks,
     /// observers and queued notifications dropped, the release of its objects queued behind the
-    /// `terminated` event.
+    /// `terminated` event. Nothing when it does not run.
     private mutating func end(reason: TerminationReason) -> [Action] {
-        let previous = state
-        var actions = move(to: .notRunning)
+        guard let running else { return [] }
+        var actions = moved(from: running.state, to: .notRunning, callbackState: running.callbackState, endingStay: running.stay)
+        phase = .notRunning(lastTermination: reason, releasePending: true)
         generation += 1
-        isTerminating = false
-        backgroundEntriesUnderWay = 0
-        suspensionHolds = 0
-        terminationReason = reason
-        callbackState = nil
         actions.append(.publishStates(publishedStates))
         // The app's expiration handlers and observers are the app's code: whatever they hold is
         // released once the lock is.
-        let handlers = Array(backgroundTasks.values)
-        backgroundTasks = [:]
-        actions.append(.closeNotifications(dropping: handlers))
-        actions.append(.report(.terminated(app: app, reason: reason, state: previous)))
-        releasePending = true
+        actions.append(.closeNotifications(dropping: Array(running.backgroundTasks.values)))
+        actions.append(.report(.terminated(app: app, reason: reason, state: running.state)))
         actions.append(.queueRelease)
         return actions
     }
