@@ -35,9 +35,17 @@ public final class PressureMonitor: Sendable {
     private let sampler: MemorySampler
     private let latest: LibraryLock<(level: PressureLevel, sample: MemorySample?, budget: MemoryBudget)>
     private let oomKills = Atomic<Int>(0)
-    private let thread = LibraryLock<SamplingThread?>(nil)
+    private let sampling = LibraryLock(Sampling.stopped)
     /// The account whose admissions follow the budget, when a system owns the monitor.
     private let account: FootprintAccount?
+
+    /// Whether the monitor samples: its thread, once made.
+    private enum Sampling {
+        case stopped
+        /// A start is making the thread; a stop asked for meanwhile is carried out by that start.
+        case starting(stopRequested: Bool)
+        case running(SamplingThread)
+    }
 
     /// A monitor that does nothing until ``start()``.
     ///
@@ -86,7 +94,12 @@ public final class PressureMonitor: Sendable {
         guard configuration.fastSamplingGrowthRate > 0 else {
             throw .fastSamplingGrowthRateNotPositive(configuration.fastSamplingGrowthRate)
         }
-        guard thread.withLock({ $0 == nil }) else { return }
+        let starts = sampling.withLock { sampling in
+            guard case .stopped = sampling else { return false }
+            sampling = .starting(stopRequested: false)
+            return true
+        }
+        guard starts else { return }
         // Made with the lock released: the loop arms its kernel events and the thread starts, and
         // an allocation that crosses a threshold (`sampleNow()`) must not wait for that.
         let started: SamplingThread
@@ -94,15 +107,20 @@ public final class PressureMonitor: Sendable {
             let control = try SamplingControl()
             started = try SamplingThread(running: SamplingLoop(monitor: self, control: control), control: control)
         } catch {
+            sampling.withLock { $0 = .stopped }
             throw .monitorCouldNotStart(error)
         }
-        let startedFirst = thread.withLock { running in
-            guard running == nil else { return false }
-            running = started
-            return true
+        let stoppedMeanwhile = sampling.withLock { sampling in
+            guard case .starting(stopRequested: false) = sampling else {
+                sampling = .stopped
+                return true
+            }
+            sampling = .running(started)
+            return false
         }
-        // A start made at the same time won: this one's thread goes.
-        if !startedFirst { started.stop() }
+        // A stop made while the thread started (an observer of its first sample may make it) is
+        // carried out here.
+        if stoppedMeanwhile { started.stop() }
     }
 
     /// Stops sampling, waits for the thread to end (its descriptors are closed with it), and ends
@@ -110,14 +128,31 @@ public final class PressureMonitor: Sendable {
     ///
     /// SPI for the same reason as `init(configuration:)`.
     @_spi(Benchmarks) public func stop() {
-        let running = thread.withLock { $0.take() }
+        let running = sampling.withLock { sampling -> SamplingThread? in
+            switch sampling {
+            case .running(let thread):
+                sampling = .stopped
+                return thread
+            case .starting:
+                // The start under way stops the thread once it has made it.
+                sampling = .starting(stopRequested: true)
+                return nil
+            case .stopped:
+                return nil
+            }
+        }
         running?.stop()
         events.finishStreams()
     }
 
     /// Whether the monitor is sampling.
     package var isRunning: Bool {
-        thread.withLock { $0 != nil }
+        sampling.withLock { sampling in
+            switch sampling {
+            case .running, .starting(stopRequested: false): true
+            case .starting(stopRequested: true), .stopped: false
+            }
+        }
     }
 
     /// The level last announced.
@@ -178,7 +213,9 @@ public final class PressureMonitor: Sendable {
     /// Asks the sampling thread for a full sample now rather than at the next interval. Returns at
     /// once; the sample is published as usual.
     func sampleNow() {
-        thread.withLock { $0?.control.requestSample() }
+        sampling.withLock { sampling in
+            if case .running(let thread) = sampling { thread.control.requestSample() }
+        }
     }
 
     /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
