@@ -12,21 +12,22 @@ import MemoryPressureCaches
 import MemoryPressureLifecycle
 import MemoryPressureProcesses
 
-// The path of data, in six lines:
+// The path of data, in five steps:
 // 1. The monitor's thread samples between waits in one epoll set and publishes `monitor.events`.
 // 2. `run()` posts them to the ladder's mailbox (every announcement, the latest sample).
 // 3. The ladder, on the reclamation thread, purges, warns apps on their run loops and terminates
 //    through the Terminator, whose one call returns the termination's record.
-// 4. Each app's `LifecycleStateMachine` decides under the app's lock and returns actions.
+// 4. Each app's `LifecycleStateMachine` decides under the app's lock and returns actions; its
+//    events go to the system's `SystemAppHost`, then to users.
 // 5. The journal keeps what reclamation did and publishes it on `events`.
 //
 // Locks. No user code and no call-out runs under a lock of ours, and the code checks it: every lock
 // is a `LibraryLock` (or a `ThreadCondition`), which counts the locks a thread holds in debug builds,
 // and every call into code not ours goes through `callOut`, which traps there when one is held. An
 // app's changes are made under its record's lock and return their effects in its outbox
-// (App+Events.swift), delivered in order once the lock is released: the system's own bookkeeping
-// first (the state index, limits, the Terminator's heap closing), then the public observers; then a
-// terminated app's release. The only nesting starts at an app's record lock, taken first; under it,
+// (App+Events.swift), delivered in order once the lock is released: to the app's host first
+// (`SystemAppHost`: the state index, limits, the Terminator's heap closing and record), then to the
+// public observers; then a terminated app's release. The only nesting starts at an app's record lock, taken first; under it,
 // briefly: its notification registry's (and under that, to queue a resumed app's steps, the run-loop
 // pool's), the deadline timers', the run-loop pool's, a completion's. Every other lock is taken alone.
 //
@@ -107,14 +108,15 @@ public final class MemorySystem: Sendable {
     let processes: ProcessApps
     let journal = ReclamationJournal()
     let terminator: Terminator
-    /// Every app's host: purges an app entering the background, while the system runs.
+    /// Purges an app entering the background, while the system runs.
     let backgroundPurge: BackgroundPurge
+    /// Every app's host: the system's work at each app's lifecycle points.
+    let host: SystemAppHost
     /// The threads the apps' run loops and every deadline run on: the system's own, stopped by
     /// ``shutDown()`` and as the system goes away.
     let threads = AppThreadGroup()
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
     let account: FootprintAccount
-    private let lifecycleObservation: ObservationToken
     /// Whether ``run()`` runs: one at a time.
     private let isRunning = Atomic<Bool>(false)
     var logger: Logger { configuration.logger }
@@ -153,19 +155,9 @@ public final class MemorySystem: Sendable {
         let terminator = Terminator(registry: registry, processes: processes, journal: journal, logger: configuration.logger)
         backgroundPurge = BackgroundPurge(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
-        let registry = registry
-        lifecycleObservation = lifecycleEvents.observe { event in
-            // The Terminator notes a terminated app's footprint before its process is killed.
-            terminator.observe(event)
-            if case .terminated(let app, _, _) = event { processes.terminated(app) }
-            guard case .stateChanged(let app, let previous, let state) = event else { return }
-            hosted.moved(app, from: previous, to: state)
-            processes.moved(app, from: previous, to: state)
-            // Each state has its own hard limit, held at the heap's allocations.
-            if let limits = hosted.limits(of: app), limits != .none {
-                registry.setHardLimit(limits.limit(in: state)?.hardBytes, for: app)
-            }
-        }
+        host = SystemAppHost(
+            backgroundPurge: backgroundPurge, terminator: terminator, processes: processes, registry: registry, hosted: hosted
+        )
     }
 
     deinit {
@@ -197,7 +189,7 @@ public final class MemorySystem: Sendable {
         return try hosted.add(identifier, limits: limits) {
             App(
                 identifier: identifier, configuration: appConfiguration, events: lifecycleEvents,
-                stateArchive: stateArchive, host: backgroundPurge, threads: threads, makeDelegate: makeDelegate
+                stateArchive: stateArchive, host: host, threads: threads, makeDelegate: makeDelegate
             )
         }
     }
@@ -241,7 +233,7 @@ public final class MemorySystem: Sendable {
             return try hosted.add(identifier, limits: limits) {
                 App(
                     identifier: identifier, configuration: appConfiguration, events: lifecycleEvents, stateArchive: stateArchive,
-                    host: backgroundPurge, threads: threads, keepsRunningInBackground: options.inBackground == .run
+                    host: host, threads: threads, keepsRunningInBackground: options.inBackground == .run
                 ) {
                     ProcessAppDelegate(processes: processes)
                 }
@@ -435,7 +427,8 @@ extension MemorySystem {
             self.logger = logger
         }
 
-        /// The budget samples are judged against.
+        /// The budget samples are judged against, as configured; ``MemorySystem/budget`` is the one
+        /// in force, which follows the cgroup's limit.
         public var budget: MemoryBudget {
             get { monitor.budget }
             set { monitor.budget = newValue }

@@ -7,11 +7,11 @@ import MemoryPressureLifecycle
 /// backing stores released, and the freed pages go back to the operating system; while the system
 /// runs.
 ///
-/// It is every hosted app's ``/MemoryPressureLifecycle/AppHost``: the purge runs on the app's run loop once its
+/// The system's host (``SystemAppHost``) runs it on the app's run loop once the app's
 /// `didEnterBackground` has returned and before the app can suspend, so it runs the app's eviction
 /// handlers and discard callbacks every time (a purge that found the app suspended already kept its
 /// discardable content), and its report is published once the discards it counts are done.
-final class BackgroundPurge: AppHost {
+final class BackgroundPurge: Sendable {
     let registry: PurgeRegistry
     let journal: ReclamationJournal
     let logger: Logger
@@ -32,7 +32,7 @@ final class BackgroundPurge: AppHost {
     /// Purges `app`'s caches and stores, if it is still in the background: an app brought back to
     /// the foreground meanwhile keeps them. The entry under way keeps the app from suspending while
     /// its eviction handlers and discard callbacks run.
-    func appEnteredBackground(_ app: App) {
+    func purge(_ app: App) {
         guard isOn.load(ordering: .acquiring), app.systemState == .background else { return }
         let identifier = app.identifier
         let report = registry.purge(.enteringBackground, apps: [identifier])

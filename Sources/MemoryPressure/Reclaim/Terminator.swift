@@ -9,9 +9,10 @@ import MemoryPressureProcesses
 ///
 /// A termination the system asks for is one call, ``terminate(_:reason:step:)``, that returns the
 /// record once the app's run loop has let go of its memory. Terminations the system does not ask
-/// for (a deadline, an expired background task, an app terminated directly) are heard through the
-/// lifecycle events and recorded the same way: the heap is closed as the app is terminated, and
-/// the record is written when the run loop has released the app's objects.
+/// for (a deadline, an expired background task, an app terminated directly) are recorded the same
+/// way: the system's host tells of every termination as it happens (``beginDraining(_:reason:state:)``:
+/// the heap is closed) and of the release of the app's objects on its run loop (``finish(_:)``: the
+/// record is written).
 ///
 /// Calls for one app at once (two shutdowns, a shutdown and the ladder) are one termination: the
 /// first call the app accepts terminates it, and every call made before its record is written gets
@@ -117,21 +118,9 @@ final class Terminator: Sendable {
         }
     }
 
-    /// Follows the apps' lifecycles, synchronously, on the thread that reports each event.
-    func observe(_ event: LifecycleEvent) {
-        switch event {
-        case .terminated(let app, let reason, let state):
-            beginDraining(app, reason: reason, state: state)
-        case .released(let app):
-            finish(app)
-        case .stateChanged, .callback, .delivered, .restorationFailed:
-            break
-        }
-    }
-
     /// Called as `identifier` is terminated, before its run loop lets go of anything: notes its
     /// footprint and closes its heap, so a relaunch starts with a new one.
-    private func beginDraining(_ identifier: AppIdentifier, reason: TerminationReason, state appState: AppState) {
+    func beginDraining(_ identifier: AppIdentifier, reason: TerminationReason, state appState: AppState) {
         let footprint = registry.footprint(of: identifier).totalBytes
         let heap = registry.removeApp(identifier)
         state.withLock { state in
@@ -144,7 +133,7 @@ final class Terminator: Sendable {
     }
 
     /// Called on `identifier`'s run loop once it has let go of its memory: records the termination.
-    private func finish(_ identifier: AppIdentifier) {
+    func finish(_ identifier: AppIdentifier) {
         let draining = state.withLock { state in
             defer { state.draining.shrinkIfSparse() }
             return state.draining.removeValue(forKey: identifier)

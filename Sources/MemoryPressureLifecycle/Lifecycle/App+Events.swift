@@ -1,8 +1,8 @@
 @_spi(Benchmarks) import MemoryPressureRuntime
 // How an app's lifecycle events leave its lock: a change made under the lock adds its events to the
-// record's outbox; whoever releases the lock delivers them, in order, with no lock held. Observers,
-// the system's own bookkeeping included, may then read any property of the app and call any of its
-// methods.
+// record's outbox; whoever releases the lock delivers them, in order, with no lock held: to the
+// host first (the system's bookkeeping), then to the observers. Both may read any property of the
+// app and call any of its methods.
 
 extension App {
     /// Runs `body` under the record's lock, then, with the lock released, delivers the events it
@@ -33,7 +33,7 @@ extension App {
 
     /// Adds `event` to the events delivered once the record's lock is released. Called under it.
     package nonisolated func report(_ event: LifecycleEvent, in record: inout LifecycleRecord) {
-        if events != nil { record.outbox.add(.event(event)) }
+        if events != nil || host != nil { record.outbox.add(.event(event)) }
     }
 
     /// Reports `event`, delivered in order after every event the app decided before it. Called
@@ -57,7 +57,9 @@ extension App {
             let (entry, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }
             for completion in satisfied { completion.resolve(()) }
             switch entry {
-            case .event(let event): events?.emit(event)
+            case .event(let event):
+                tellHost(event)
+                events?.emit(event)
             case .release: queueReleaseIfPending()
             // Released as this turn of the loop ends, with no lock held.
             case .drop(_, let onRemove): callOut { for end in onRemove { end() } }
@@ -65,6 +67,19 @@ extension App {
             case nil: return
             }
             hasDelivered = true
+        }
+    }
+
+    /// Tells the host of the moves, the termination and the release `event` reports.
+    private nonisolated func tellHost(_ event: LifecycleEvent) {
+        guard let host else { return }
+        callOut {
+            switch event {
+            case .stateChanged(_, let previous, let state): host.app(self, movedFrom: previous, to: state)
+            case .terminated(_, let reason, let state): host.appTerminated(self, reason: reason, from: state)
+            case .released: host.appReleased(self)
+            case .callback, .delivered, .restorationFailed: break
+            }
         }
     }
 
