@@ -203,6 +203,22 @@ let package = Package(
             path: "Tests/ClientFixture"
         ),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryPressureTestKit", "MemoryTestSupport"]),
+        // Each layer's own tests, which import no layer above it.
+        .testTarget(
+            name: "MemoryPressureRuntimeTests",
+            dependencies: ["MemoryPressureRuntime", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .testTarget(
+            name: "MemoryPressureMeasurementTests",
+            dependencies: [
+                "MemoryPressureMeasurement", "MemoryTestSupport", .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .testTarget(
+            name: "MemoryPressureMonitorTests",
+            dependencies: ["MemoryPressureMonitor", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .testTarget(name: "MemoryPressureLifecycleTests", dependencies: ["MemoryPressureLifecycle"]),
         .testTarget(
             name: "MemoryPressureTests",
             dependencies: [

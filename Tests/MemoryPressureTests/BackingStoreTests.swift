@@ -1,5 +1,11 @@
 import Jemalloc
-import MemoryPressure
+@testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import MemoryTestSupport
 import Synchronization
 import Testing

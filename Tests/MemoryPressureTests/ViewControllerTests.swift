@@ -1,4 +1,10 @@
-import MemoryPressure
+@testable import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
+@testable import MemoryPressureCaches
+@testable import MemoryPressureLifecycle
+@testable import MemoryPressureProcesses
 import Testing
 
 @Suite(.timeLimit(.minutes(1)))

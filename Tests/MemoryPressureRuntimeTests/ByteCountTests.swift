@@ -1,4 +1,4 @@
-import MemoryPressure
+@testable import MemoryPressureRuntime
 import Testing
 
 struct ByteCountTests {

@@ -1,13 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import MemoryPressure
 @testable import MemoryPressureRuntime
 @testable import MemoryPressureMeasurement
 @testable import MemoryPressureMonitor
-@testable import MemoryPressureCaches
-@testable import MemoryPressureLifecycle
-@testable import MemoryPressureProcesses
 import Testing
 
 /// The sampling thread's wait, against real pipes: it reports what `poll` would, from one epoll set.

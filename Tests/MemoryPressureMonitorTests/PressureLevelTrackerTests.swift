@@ -1,4 +1,6 @@
-import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
 import Testing
 
 /// The level policy, driven by scripted samples whose times are made up: no clock, no sleeping.

@@ -1,10 +1,8 @@
-@testable import MemoryPressure
 @testable import MemoryPressureRuntime
 @testable import MemoryPressureMeasurement
 @testable import MemoryPressureMonitor
 @testable import MemoryPressureCaches
 @testable import MemoryPressureLifecycle
-@testable import MemoryPressureProcesses
 import Testing
 
 /// The lifecycle's state machine on its own: pure, so each test steps it by hand, on one thread,

@@ -1,4 +1,6 @@
-import MemoryPressure
+@testable import MemoryPressureRuntime
+@testable import MemoryPressureMeasurement
+@testable import MemoryPressureMonitor
 import Testing
 
 struct StallThresholdsTests {

@@ -1,10 +1,6 @@
-@testable import MemoryPressure
 @testable import MemoryPressureRuntime
 @testable import MemoryPressureMeasurement
 @testable import MemoryPressureMonitor
-@testable import MemoryPressureCaches
-@testable import MemoryPressureLifecycle
-@testable import MemoryPressureProcesses
 import Testing
 
 struct MemoryBudgetTests {

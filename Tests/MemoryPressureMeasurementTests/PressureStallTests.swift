@@ -1,10 +1,5 @@
-@_spi(Benchmarks) @testable import MemoryPressure
 @_spi(Benchmarks) @testable import MemoryPressureRuntime
 @_spi(Benchmarks) @testable import MemoryPressureMeasurement
-@_spi(Benchmarks) @testable import MemoryPressureMonitor
-@_spi(Benchmarks) @testable import MemoryPressureCaches
-@_spi(Benchmarks) @testable import MemoryPressureLifecycle
-@_spi(Benchmarks) @testable import MemoryPressureProcesses
 import SystemPackage
 import Testing
 
