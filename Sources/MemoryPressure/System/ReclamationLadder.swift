@@ -11,7 +11,7 @@ import MemoryPressureMonitor
 import MemoryPressureCaches
 @_spi(Benchmarks) import MemoryPressureLifecycle
 
-// Reclaim/ owns reclamation, in five pieces:
+// Reclamation, in five pieces:
 // - BackgroundPurge: step 1, an app entering the background (and still there) is purged.
 // - ReclamationLadder: steps 2 and 3 on the monitor's events, with AppLimitEnforcer on each sample.
 // - Terminator: the one termination call, and the record of every termination, whoever caused it.
