@@ -60,7 +60,7 @@ struct SamplingLoop: Sendable {
             let due = now >= nextTick
             let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
             if full || due {
-                let sample = takeSample(full: full)
+                let sample = takeSample(full: full, at: now)
                 nextTick = now + interval(after: sample)
                 fullAtTick = false
             }
@@ -110,15 +110,17 @@ struct SamplingLoop: Sendable {
         }
     }
 
-    /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
-    /// it and publishes any announcement, then the sample, which carries how long reading it took.
+    /// Takes a sample at `now`, the time the pass judged (cheap unless `full` or the refresh
+    /// schedule calls for a full one), judges it and publishes any announcement, then the sample,
+    /// which carries how long reading it took. A sample at an instant follows everything the pass
+    /// had due by then (a limit check), so a test that steps the clock can wait for it.
     @discardableResult
-    private mutating func takeSample(full: Bool) -> MemorySample {
+    private mutating func takeSample(full: Bool, at now: ContinuousClock.Instant) -> MemorySample {
         // The sample's time is the clock's; how long reading it took is the machine's own time.
         let began = ContinuousClock.now
-        var sample = monitor.sample(full ? .full : .cheap, at: clock.now)
+        var sample = monitor.sample(full ? .full : .cheap, at: now)
         if full || needsFullSample(after: sample) {
-            if !full { sample = monitor.sample(.full, at: clock.now) }
+            if !full { sample = monitor.sample(.full, at: now) }
             lastFull = (sample.time, sample.footprintBytes)
         }
         sample.samplingDuration = ContinuousClock.now - began
