@@ -87,17 +87,27 @@ struct LifecycleContractTests {
         let expirations = SharedLog<String>()
 
         // A task opened in the foreground costs nothing there: it expires only once the app has
-        // spent its background time.
-        let foreground = try system.register(.test("foreground-task"), configuration: configuration) { StateReadingDelegate() }
+        // spent its background time. On a system of its own whose clock the test steps.
+        let clock = ManualClock()
+        var steppedConfiguration = try MemorySystem.Configuration.test(targetBytes: settledResidentBytes() + 1024 * mebibyte, logger: silentLogger)
+        steppedConfiguration.clock = clock
+        let stepped = try MemorySystem(configuration: steppedConfiguration)
+        let foreground = try stepped.register(.test("foreground-task"), configuration: configuration) { StateReadingDelegate() }
         try await foreground.launch()
         _ = try foreground.beginBackgroundTask { _ in expirations.append("foreground-task") }
         #expect(foreground.backgroundTimeRemaining == nil)
-        try await Task.sleep(for: limit * 3)
+        // Three times the background time in the foreground: at that instant, nothing has expired.
+        clock.step(by: limit * 3)
+        #expect(await stepped.threads.timers.haveLookedAtTheTimeNow())
         #expect(foreground.state == .active)
         #expect(foreground.openBackgroundTaskCount == 1)
         #expect(expirations.all.isEmpty)
         #expect(try await foreground.enterBackground() == .background)
         #expect(try #require(foreground.backgroundTimeRemaining) <= limit)
+        // The handlers' turn, a quarter of the time before its end; then the end.
+        clock.step(by: limit - limit / 4)
+        #expect(await eventually { !expirations.all.isEmpty })
+        clock.step(by: limit / 4)
         #expect(await eventually { foreground.state == .notRunning })
         #expect(foreground.terminationReason == .backgroundTaskExpired)
         #expect(expirations.take() == ["foreground-task"])
