@@ -31,3 +31,11 @@ extension ManualClock {
         return true
     }
 }
+
+extension MemorySystem {
+    /// Returns true once the system's deadline timers have looked at their clock's time now (see
+    /// ``DeadlineTimers/haveLookedAtTheTimeNow()``): what was not done by then was not due.
+    func deadlinesHaveLookedAtTheTimeNow() async -> Bool {
+        await threads.timers.haveLookedAtTheTimeNow()
+    }
+}
