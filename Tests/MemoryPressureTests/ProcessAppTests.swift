@@ -138,7 +138,8 @@ extension ChildProcessTests {
 
         @Test func theLadderKillsTheLargestSuspendedProcessAndStopsOnceItsMemoryIsBack() async throws {
             let source = ScriptedSampleSource(residentBytes: 0)
-            let system = try Self.system(warningAt: source)
+            let clock = ManualClock()
+            let system = try Self.system(warningAt: source, clock: clock)
             let directory = try TemporaryDirectory()
             let filled = directory.path.appending("filled").string
             // A shell holding 48 MiB in a variable, and one holding next to nothing.
@@ -164,9 +165,12 @@ extension ChildProcessTests {
             #expect(resident + smallBytes < system.targetBytes)
             try await system.running {
                 source.set(residentBytes: resident, stall: nil)
+                #expect(await system.ladderHasHandledASampleAtTheTimeNow())
                 #expect(await eventually { large.state == .notRunning })
                 #expect(await eventually { !isAlive(largePid) })
-                try await Task.sleep(for: .milliseconds(300))
+                // Fifteen samples more, the ladder done with each: at that instant, the small app
+                // is still there.
+                #expect(await clock.step(by: .milliseconds(20), times: 15, handledBy: system))
             }
             #expect(small.state == .suspended, "one kill was enough: the ladder measured once its memory was back")
             let record = try #require(system.terminations.first { $0.app == large.identifier })

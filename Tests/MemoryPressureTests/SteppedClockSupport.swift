@@ -39,3 +39,33 @@ extension MemorySystem {
         await threads.timers.haveLookedAtTheTimeNow()
     }
 }
+
+extension MemorySystem {
+    /// Asks the monitor for a sample and returns true once the ladder has finished with one taken
+    /// at the clock's time now or later (false after the generous deadline): it has enforced the
+    /// limits, run and judged the give-up on it, and, taking samples in order, on every one before.
+    /// What the ladder has not done by then it was not to do up to this instant. The system must
+    /// be running.
+    func ladderHasHandledASampleAtTheTimeNow() async -> Bool {
+        let now = configuration.clock.now
+        let handled = journal.handledSamples.stream()
+        monitor.sampleNow()
+        return await handled.first { $0 >= now } != nil
+    }
+}
+
+extension ManualClock {
+    /// Steps the clock `count` times by `duration`, each time waiting until `system`'s ladder has
+    /// finished with a sample at the instant stepped to
+    /// (``MemorySystem/ladderHasHandledASampleAtTheTimeNow()``), and stopping early once `until`
+    /// holds; false when such a sample did not come.
+    func step(
+        by duration: Duration, times count: Int, handledBy system: MemorySystem, until done: () -> Bool = { false }
+    ) async -> Bool {
+        for _ in 0..<count where !done() {
+            step(by: duration)
+            guard await system.ladderHasHandledASampleAtTheTimeNow() else { return false }
+        }
+        return true
+    }
+}

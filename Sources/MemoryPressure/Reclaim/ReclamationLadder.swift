@@ -137,6 +137,7 @@ struct ReclamationLadder {
             registry.followBudget(change.budget)
             journal.budgetChanged(change)
         case .sample(let sample, let level):
+            defer { journal.handledSamples.emit(sample.time) }
             await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
             await climbIfAboveTarget(to: level, from: sample)
