@@ -578,7 +578,12 @@ struct LifecycleContractTests {
 
     @Test func aPressureTerminationTakesOnlyTheStateItChose() async throws {
         let baseline = try settledResidentBytes()
-        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 32 * mebibyte, logger: silentLogger))
+        // On a clock the test steps: nothing here waits for a deadline, and the samples under
+        // pressure below come at stepped instants.
+        let clock = ManualClock()
+        var systemConfiguration = try MemorySystem.Configuration.test(targetBytes: baseline + 32 * mebibyte, logger: silentLogger)
+        systemConfiguration.clock = clock
+        let system = try MemorySystem(configuration: systemConfiguration)
         let fromForeground = SharedLog<String>()
         let observation = system.lifecycleEvents.observe { event in
             if case .terminated(let app, .systemPressure, let state) = event, state == .active || state == .inactive {
@@ -647,12 +652,16 @@ struct LifecycleContractTests {
             // The run that terminates the suspended app, then one more at critical, over target,
             // with nothing left that the ladder may terminate: the ladder rests there, and samples
             // go on for a while in which it could still go wrong.
-            #expect(await eventually {
+            let restsOverTarget = {
                 let runs = system.ladderRuns
                 guard let first = runs.firstIndex(where: { $0.terminated(in: .terminateSuspended) }) else { return false }
                 return runs[(first + 1)...].contains { $0.level == .critical && $0.latency == nil }
-            })
-            try await Task.sleep(for: .milliseconds(500))
+            }
+            #expect(await clock.step(by: .milliseconds(20), times: 500, handledBy: system, until: restsOverTarget))
+            #expect(restsOverTarget())
+            // Twenty-five samples more, the ladder done with each: what is checked below holds at
+            // that instant.
+            #expect(await clock.step(by: .milliseconds(20), times: 25, handledBy: system))
         }
         #expect(system.terminations.filter { $0.reason == .systemPressure && $0.app != racer.identifier }.map(\.app) == [suspended.identifier])
         #expect(active.state == .active)
