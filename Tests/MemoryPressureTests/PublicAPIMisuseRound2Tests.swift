@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import MemoryPressure
 import MemoryPressureTestKit
 import Synchronization
@@ -131,13 +132,14 @@ import Testing
         let configuration = try AppConfiguration(terminationDeadline: generousDeadline, backgroundTaskTimeLimit: .seconds(600))
         // willTerminate holds its app's termination until every call has begun, and a little more,
         // so that the calls overlap on each app.
-        let callsBegun = SharedBox(0)
+        let callsBegun = DispatchGroup()
+        for _ in 0..<8 { callsBegun.enter() }
         var apps: [App] = []
         for (index, state) in [AppState.active, .inactive, .background, .suspended, .active].enumerated() {
             let app = try system.register(.test("shut-\(index)"), configuration: configuration) {
                 let delegate = RecordingDelegate()
                 delegate.onWillTerminate = { _ in
-                    while callsBegun.value < 8 { usleep(1000) }
+                    callsBegun.wait()
                     usleep(100_000)
                 }
                 return delegate
@@ -154,7 +156,7 @@ import Testing
         let calls = await withTaskGroup(of: [TerminationRecord].self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    callsBegun.update { $0 += 1 }
+                    callsBegun.leave()
                     let records = await system.shutDown()
                     for app in hosted where app.state != .notRunning {
                         stillRunning.append("\(app.identifier) \(app.state)")
