@@ -61,6 +61,9 @@ final class Terminator: Sendable {
     private let journal: ReclamationJournal
     private let logger: Logger
     private let state = LibraryLock(State())
+    /// The app each call of ``terminate(_:reason:step:from:)`` asks for, published as the call is
+    /// listed: not API, for tests that hold a termination until every call they made has asked.
+    let requests = EventSource<AppIdentifier>()
 
     init(registry: PurgeRegistry, processes: ProcessApps, journal: ReclamationJournal, logger: Logger) {
         self.registry = registry
@@ -86,6 +89,7 @@ final class Terminator: Sendable {
         let identifier = app.identifier
         let request = Request(step: step)
         state.withLock { $0.requested[identifier, default: []].append(request) }
+        requests.emit(identifier)
         do {
             try await app.terminate(reason: reason, from: states)
             // The record is written before the call returns, unless the run loop overran the
