@@ -194,6 +194,20 @@ public final class PressureMonitor: Sendable {
         thread.withLock { $0?.control.requestSample() }
     }
 
+    /// Returns once the sampling thread has taken every kernel event ready when called and done
+    /// what was due at its clock's time then (a tick's sample, a limit check); at once when the
+    /// monitor is not running. Asks for no sample: for tests that step a manual clock and assert
+    /// what did not happen by then.
+    package func lookedAtTheTimeNow() async {
+        await withCheckedContinuation { (looked: CheckedContinuation<Void, Never>) in
+            guard let control = thread.withLock({ $0?.control }) else {
+                looked.resume()
+                return
+            }
+            control.requestLook { looked.resume() }
+        }
+    }
+
     /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
     /// nothing. A cheap reading that finds no footprint falls back to a full one.
     package func measure() -> MemorySample {

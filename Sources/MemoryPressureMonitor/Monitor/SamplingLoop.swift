@@ -51,6 +51,13 @@ struct SamplingLoop: Sendable {
         let wakePipe = pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)
         // Made again only when a source ends.
         var descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
+        // Looks at the time asked for (`SamplingControl.requestLook`), taken before a wait that
+        // does not block: answered in the pass after it, once that wait has taken the kernel events
+        // ready when they were asked for and this pass has done what was due at its time.
+        var looks: [@Sendable () -> Void] = []
+        defer {
+            for look in looks + control.endLooks() { callOut(look) }
+        }
         while !control.isStopRequested {
             let now = clock.now
             if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
@@ -65,11 +72,15 @@ struct SamplingLoop: Sendable {
                 fullAtTick = false
             }
             fullNow = false
+            for look in looks { callOut(look) }
+            looks = control.takeLooks()
 
             let wakeTime = limits.dueTime(eventPending: limitsChanged).map { min(nextTick, $0) } ?? nextTick
             // On a manual clock the wait has no time limit: a step of the clock wakes the thread
             // through its wake pipe (``PressureMonitor``'s `onStep`), and it looks at the time again.
-            let ready = descriptors.wait(milliseconds: WakePipe.milliseconds(until: clock.sleepDeadline(for: wakeTime)))
+            let ready = descriptors.wait(
+                milliseconds: looks.isEmpty ? WakePipe.milliseconds(until: clock.sleepDeadline(for: wakeTime)) : 0
+            )
             guard !ready.isEmpty else { continue }
             if ready.contains(where: { $0.fd == wakePipe.fd }) {
                 control.wake.drain()
