@@ -222,25 +222,40 @@ private final class RunQueue: Sendable {
 
 /// Which file is being read, for a watchdog that names one still being read after 60 s.
 private final class Progress: Sendable {
-    private let current = Mutex<(index: Int, mutations: [String], since: ContinuousClock.Instant)>((-1, [], .now))
+    /// A file begun: its index and the mutations that made it.
+    private struct File: Sendable {
+        let index: Int
+        let mutations: [String]
+    }
+
+    /// The files begun, newest only: the watchdog waits for the next one.
+    private let begun: AsyncStream<File>
+    private let beginning: AsyncStream<File>.Continuation
+
+    init() {
+        (begun, beginning) = AsyncStream.makeStream(of: File.self, bufferingPolicy: .bufferingNewest(1))
+    }
 
     func begin(_ index: Int, _ mutations: [String]) {
-        current.withLock { $0 = (index, mutations, .now) }
+        beginning.yield(File(index: index, mutations: mutations))
     }
 
     /// Runs `body` with a watchdog beside it that records an issue, once, when one file has been
-    /// read for 60 s: a hang guard, not a measure of time.
+    /// read for 60 s (the next file did not begin within 60 s of it): a hang guard, not a measure
+    /// of time. The watchdog waits for each beginning with that deadline; it polls nothing.
     func watched(_ body: () throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                var reported = -1
+            group.addTask { [begun] in
+                guard var reading = await begun.first(within: .seconds(60), where: { _ in true }) else { return }
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .seconds(1))
-                    let (index, mutations, since) = self.current.withLock { $0 }
-                    if index != reported, ContinuousClock.now - since > .seconds(60) {
-                        Issue.record("file \(index) (\(mutations.joined(separator: "; "))) has been read for over 60 s")
-                        reported = index
+                    guard let next = await begun.first(within: .seconds(60), where: { _ in true }) else {
+                        // The deadline passed (the stream ends with the wait), or the run is over.
+                        if !Task.isCancelled {
+                            Issue.record("file \(reading.index) (\(reading.mutations.joined(separator: "; "))) has been read for over 60 s")
+                        }
+                        return
                     }
+                    reading = next
                 }
             }
             defer { group.cancelAll() }

@@ -70,3 +70,17 @@ extension MemorySystemEvent {
         return nil
     }
 }
+
+extension PressureMonitor {
+    /// The monitor's latest sample, or else the first it publishes within `limit` (nil when none
+    /// comes first): what a test waits for before it relies on the footprint a running system has
+    /// seen (the account counts the memory outside the heaps from its samples).
+    public func sampled(within limit: Duration = generousDeadline) async -> MemorySample? {
+        // Subscribed before the latest sample is read, so that a sample in between is not missed.
+        let events = events.stream()
+        if let latest = latestSample { return latest }
+        let event = await events.first(within: limit) { if case .sample = $0 { true } else { false } }
+        guard case .sample(let sample, _) = event else { return nil }
+        return sample
+    }
+}

@@ -29,6 +29,8 @@ public final class PeakThreadCount: Sendable {
             while !Task.isCancelled {
                 let count = processThreadCount()
                 peak.withLock { $0 = max($0, count) }
+                // The kernel's count of threads is the subject and nothing announces a thread's
+                // start: it is sampled, every millisecond.
                 try? await Task.sleep(for: .milliseconds(1))
             }
         }

@@ -63,10 +63,17 @@ struct AppStateReadingTests {
             purged.signal()
         }
         #expect(await LifecycleContractTests.wait(for: entered))
+        // The termination's bookkeeping is about to read the cache's costs, and so to wait for its
+        // lock: it says so first.
+        let draining = DispatchSemaphore(value: 0)
+        let drainingObservation = system.terminator.drainingBegins.observe { terminated in
+            if terminated == app.identifier { draining.signal() }
+        }
+        defer { drainingObservation.cancel() }
         async let termination = app.terminate(reason: .explicit)
         // The termination has moved the app and waits for the cache's lock, not holding the app's.
         #expect(await eventually { app.systemState == .notRunning })
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(await LifecycleContractTests.wait(for: draining))
         #expect(app.record.withLockIfAvailable { _ in } != nil)
         gate.signal()
         #expect(await LifecycleContractTests.wait(for: purged))

@@ -21,8 +21,9 @@ final class TestContent: DiscardableContent {
 extension MemorySystem {
     /// Runs the system, launches `app` and sends it to the background, and returns the purge
     /// reports published once one names the app (the system purges an app entering the background),
-    /// and those published within `settle` after it.
-    func purgeReports(ofEnteringTheBackground app: App, settle: Duration = .zero) async throws -> [PurgeReport] {
+    /// and, when `untilSuspended`, those published until the app has suspended: its purge on
+    /// entering the background runs before it may suspend, so none of that step comes later.
+    func purgeReports(ofEnteringTheBackground app: App, untilSuspended: Bool = false) async throws -> [PurgeReport] {
         let reports = SharedLog<PurgeReport>()
         let observation = events.observe { event in
             if case .purge(let report, _) = event { reports.append(report) }
@@ -33,7 +34,7 @@ extension MemorySystem {
             try await app.launch()
             try await app.enterBackground()
             #expect(await eventually { reports.all.contains { $0.entries.contains { $0.app == app.identifier } } })
-            try await Task.sleep(for: settle)
+            if untilSuspended { #expect(await eventually { app.systemState == .suspended }) }
         }
         return reports.all
     }

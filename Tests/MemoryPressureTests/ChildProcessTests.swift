@@ -263,6 +263,7 @@ struct ChildProcessTests {
         }
         let frozenSize = Self.size(file)
         // A window in which a running child would append about 20 lines; a frozen one appends none.
+        // The kernel's own time is the subject (a real child, frozen by the kernel): a fixed sleep.
         try await Task.sleep(for: .milliseconds(200))
         #expect(Self.size(file) == frozenSize, "no progress while frozen")
         #expect(child.pollExit() == nil, "frozen, not ended")

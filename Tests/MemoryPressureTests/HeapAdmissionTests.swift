@@ -71,8 +71,8 @@ struct HeapAdmissionTests {
         #expect(victim.state == .suspended)
 
         let buffer = try await system.running {
-            // Waits for the first samples, so the account knows the footprint outside the heaps.
-            try await Task.sleep(for: .milliseconds(100))
+            // Waits for the first sample, so the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             // 96 MiB held plus 192 MiB asked for pass the budget (256 MiB above the baseline).
             return try system.heap(for: active.identifier).allocate(byteCount: 192 * mebibyte)
         }
@@ -98,7 +98,8 @@ struct HeapAdmissionTests {
         defer { observation.cancel() }
 
         let error = try await system.running { () -> MemoryPressureError? in
-            try await Task.sleep(for: .milliseconds(100))
+            // Once the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             return #expect(throws: MemoryPressureError.self) { _ = try heap.allocate(byteCount: 256 * mebibyte) }
         }
 

@@ -150,26 +150,30 @@ struct KernelEventWakeTests {
         let (logger, _) = recordingLogger()
         var configuration = Self.slowMonitor(targets: .given(memoryEvents: nil, pressureLevelDirectory: directory), logger: logger).configuration
         configuration.fastInterval = .milliseconds(100)
+        // On a clock the test steps, a millisecond at a time.
+        let clock = ManualClock()
+        configuration.clock = clock
         let monitor = PressureMonitor(configuration: configuration)
         let events = monitor.events.stream()
+        let samples = SharedLog<MemorySample>()
+        let counting = monitor.events.observe { event in
+            if let sample = event.sample { samples.append(sample) }
+        }
+        defer { counting.cancel() }
         try monitor.start()
         defer { monitor.stop() }
         let first = try #require(await events.first { $0.sample != nil }?.sample)
         let low = try #require(try Self.registeredEventDescriptors(in: directory.appending("cgroup.event_control"))["low"])
 
-        // `low` every millisecond, as a v1 cgroup under heavy reclaim signals it, until four samples came.
-        let signalling = Task {
-            while !Task.isCancelled {
-                Self.signal(low)
-                try? await Task.sleep(for: .milliseconds(1))
-            }
+        // `low` at every millisecond, as a v1 cgroup under heavy reclaim signals it, each taken by
+        // the monitor at that instant, until four samples more came.
+        for _ in 0..<1_000 where samples.all.count < 5 {
+            Self.signal(low)
+            await monitor.lookedAtTheTimeNow()
+            clock.step(by: .milliseconds(1))
         }
-        var times = [first.time]
-        while times.count < 5, let sample = await events.first(where: { $0.sample != nil })?.sample {
-            times.append(sample.time)
-        }
-        signalling.cancel()
-        await signalling.value
+        let times = samples.all.prefix(5).map(\.time)
+        #expect(times.first == first.time)
         #expect(times.count == 5)
         for (earlier, later) in zip(times, times.dropFirst()) {
             #expect(later - earlier >= .milliseconds(100))

@@ -7,8 +7,9 @@ import Testing
 /// of running on every sample.
 @Suite(.exclusiveMemoryUse)
 struct LadderRestTests {
-    /// A system whose warning threshold sits 16 MiB above `baseline` and critical 96 MiB above it.
-    static func system(above baseline: Int) throws -> MemorySystem {
+    /// A system whose warning threshold sits 16 MiB above `baseline` and critical 96 MiB above it,
+    /// on `clock`, which the test steps.
+    static func system(above baseline: Int, clock: ManualClock) throws -> MemorySystem {
         let budgetBytes = baseline + 128 * mebibyte
         func ratio(_ above: Int) -> Double { Double(baseline + above * mebibyte) / Double(budgetBytes) }
         let thresholds = try MemoryBudget.Thresholds(
@@ -20,12 +21,14 @@ struct LadderRestTests {
         configuration.monitor.stallThresholds = nil
         configuration.monitor.stallTrigger = nil
         configuration.monitor.controlGroupEvents = .none
+        configuration.clock = clock
         return try MemorySystem(configuration: configuration)
     }
 
     @Test func aLadderWithNothingToReclaimRestsUntilSomethingChanges() async throws {
         let baseline = try settledResidentBytes()
-        let system = try Self.system(above: baseline)
+        let clock = ManualClock()
+        let system = try Self.system(above: baseline, clock: clock)
         // The active app holds 48 MiB: above the warning threshold, below critical. At warning the
         // ladder purges only background and suspended apps, and there are none.
         let active = try system.register(.test("active")) { IdleDelegate() }
@@ -37,11 +40,12 @@ struct LadderRestTests {
         }
         let runsWhileResting = try await system.running {
             #expect(await eventually { system.monitor.level == .warning })
-            let before = system.ladderRuns.count
+            let restStart = clock.now
             let samplesBefore = samples.value
-            try await Task.sleep(for: .seconds(5))
+            // Five seconds of samples, each at an instant stepped to.
+            #expect(await clock.step(by: .milliseconds(10), times: 500, sampledBy: system.monitor))
             #expect(samples.value - samplesBefore > 100, "the monitor sampled all along")
-            let resting = system.ladderRuns.count - before
+            let restEnd = clock.now
 
             // Something to reclaim arrives: a suspended app with a cache. The ladder runs again.
             let cache = try PurgeableCache<Int, HeapBuffer>(
@@ -56,10 +60,15 @@ struct LadderRestTests {
                 return delegate
             }
             try await arrival.launch()
-            let runsBefore = system.ladderRuns.count
             try await arrival.enterBackground()
-            #expect(await eventually { system.ladderRuns.count > runsBefore })
-            return resting
+            // The next sample, at a later instant, runs the ladder again. The ladder takes the
+            // samples in order, so once it has run on this one it has seen every sample of the rest:
+            // the runs it started before this instant are all the runs of the rest.
+            clock.step(by: .milliseconds(10))
+            let arrivalTime = clock.now
+            #expect(await system.monitor.hasSampledAtTheTimeNow())
+            #expect(await eventually { system.ladderRuns.contains { $0.startTime >= arrivalTime } })
+            return system.ladderRuns.filter { $0.startTime >= restStart && $0.startTime <= restEnd }.count
         }
         withExtendedLifetime((ballast, counting)) {}
         // Once per sample would be hundreds; the ladder ran at most a few times.

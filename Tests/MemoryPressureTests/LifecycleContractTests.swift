@@ -87,17 +87,27 @@ struct LifecycleContractTests {
         let expirations = SharedLog<String>()
 
         // A task opened in the foreground costs nothing there: it expires only once the app has
-        // spent its background time.
-        let foreground = try system.register(.test("foreground-task"), configuration: configuration) { StateReadingDelegate() }
+        // spent its background time. On a system of its own whose clock the test steps.
+        let clock = ManualClock()
+        var steppedConfiguration = try MemorySystem.Configuration.test(targetBytes: settledResidentBytes() + 1024 * mebibyte, logger: silentLogger)
+        steppedConfiguration.clock = clock
+        let stepped = try MemorySystem(configuration: steppedConfiguration)
+        let foreground = try stepped.register(.test("foreground-task"), configuration: configuration) { StateReadingDelegate() }
         try await foreground.launch()
         _ = try foreground.beginBackgroundTask { _ in expirations.append("foreground-task") }
         #expect(foreground.backgroundTimeRemaining == nil)
-        try await Task.sleep(for: limit * 3)
+        // Three times the background time in the foreground: at that instant, nothing has expired.
+        clock.step(by: limit * 3)
+        #expect(await stepped.threads.timers.haveLookedAtTheTimeNow())
         #expect(foreground.state == .active)
         #expect(foreground.openBackgroundTaskCount == 1)
         #expect(expirations.all.isEmpty)
         #expect(try await foreground.enterBackground() == .background)
         #expect(try #require(foreground.backgroundTimeRemaining) <= limit)
+        // The handlers' turn, a quarter of the time before its end; then the end.
+        clock.step(by: limit - limit / 4)
+        #expect(await eventually { !expirations.all.isEmpty })
+        clock.step(by: limit / 4)
         #expect(await eventually { foreground.state == .notRunning })
         #expect(foreground.terminationReason == .backgroundTaskExpired)
         #expect(expirations.take() == ["foreground-task"])
@@ -568,7 +578,12 @@ struct LifecycleContractTests {
 
     @Test func aPressureTerminationTakesOnlyTheStateItChose() async throws {
         let baseline = try settledResidentBytes()
-        let system = try MemorySystem(configuration: .test(targetBytes: baseline + 32 * mebibyte, logger: silentLogger))
+        // On a clock the test steps: nothing here waits for a deadline, and the samples under
+        // pressure below come at stepped instants.
+        let clock = ManualClock()
+        var systemConfiguration = try MemorySystem.Configuration.test(targetBytes: baseline + 32 * mebibyte, logger: silentLogger)
+        systemConfiguration.clock = clock
+        let system = try MemorySystem(configuration: systemConfiguration)
         let fromForeground = SharedLog<String>()
         let observation = system.lifecycleEvents.observe { event in
             if case .terminated(let app, .systemPressure, let state) = event, state == .active || state == .inactive {
@@ -637,12 +652,16 @@ struct LifecycleContractTests {
             // The run that terminates the suspended app, then one more at critical, over target,
             // with nothing left that the ladder may terminate: the ladder rests there, and samples
             // go on for a while in which it could still go wrong.
-            #expect(await eventually {
+            let restsOverTarget = {
                 let runs = system.ladderRuns
                 guard let first = runs.firstIndex(where: { $0.terminated(in: .terminateSuspended) }) else { return false }
                 return runs[(first + 1)...].contains { $0.level == .critical && $0.latency == nil }
-            })
-            try await Task.sleep(for: .milliseconds(500))
+            }
+            #expect(await clock.step(by: .milliseconds(20), times: 500, handledBy: system, until: restsOverTarget))
+            #expect(restsOverTarget())
+            // Twenty-five samples more, the ladder done with each: what is checked below holds at
+            // that instant.
+            #expect(await clock.step(by: .milliseconds(20), times: 25, handledBy: system))
         }
         #expect(system.terminations.filter { $0.reason == .systemPressure && $0.app != racer.identifier }.map(\.app) == [suspended.identifier])
         #expect(active.state == .active)

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Dispatch
 @testable import MemoryPressure
-@testable import MemoryPressureRuntime
+@_spi(Benchmarks) @testable import MemoryPressureRuntime
 @testable import MemoryPressureMeasurement
 @testable import MemoryPressureMonitor
 @testable import MemoryPressureCaches
@@ -88,36 +88,39 @@ struct LifecycleDeadlineTests {
         #expect(app.state == .notRunning)
     }
 
-    /// The expiry wakes late when the machine is busy (here every thread of the cooperative pool is
-    /// taken until past the limit) and finds the app's run loop busy too: the expiration handlers
-    /// still get their warning on the run loop before the app is ended.
+    /// The expiry wakes late when the machine is busy (here the clock is stepped past the whole
+    /// background time at once, as a late wake finds it) and finds the app's run loop busy too:
+    /// the expiration handlers still get their warning on the run loop before the app is ended.
     @Test func expirationHandlersRunEvenWhenTheExpiryWakesLate() async throws {
+        let clock = ManualClock()
+        let threads = AppThreadGroup(clock: clock)
+        defer { threads.shutDown() }
         let log = SharedLog<String>()
         let limit = Duration.milliseconds(400)
-        let app = try makeApp("late-expiry", log: log, configuration: try AppConfiguration(backgroundTaskTimeLimit: limit)) { delegate in
-            delegate.onDidEnterBackground = { app in
-                _ = try? app.beginBackgroundTask { _ in log.append("expired") }
-            }
+        // A quarter of the time, as the handlers' warning comes before the end.
+        let warning = limit / 4
+        let delegate = RecordingDelegate(log: log)
+        delegate.onDidEnterBackground = { app in
+            _ = try? app.beginBackgroundTask { _ in log.append("expired") }
         }
+        let app = App(
+            identifier: .test("late-expiry"), delegate: delegate, configuration: try AppConfiguration(backgroundTaskTimeLimit: limit),
+            events: nil, threads: threads
+        )
         try await app.launch()
         #expect(try await app.enterBackground() == .background)
-        let entered = ContinuousClock.now
 
-        let spinning = Flag(true)
-        let cores = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        for _ in 0..<(cores * 2) {
-            Task.detached {
-                var turns = 0
-                while spinning.isSet { turns &+= 1 }
-                _ = turns
-            }
-        }
-        // This thread and the spinners hold the pool until the background time has run out.
-        let (seconds, attoseconds) = (entered + limit + .milliseconds(100) - .now).components
-        usleep(UInt32(max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000)))
-        app.enqueue { _ in usleep(30_000) }
-        spinning.set(false)
-
+        // The run loop busy with the app's code; the expiry wakes only past the end of the time.
+        let busy = DispatchSemaphore(value: 0)
+        app.enqueue { _ in _ = busy.wait(timeout: .now() + 60) }
+        clock.step(by: limit + .milliseconds(100))
+        // At that instant the app still runs: its handlers are owed their warning first.
+        #expect(await threads.timers.haveLookedAtTheTimeNow())
+        #expect(app.state == .background)
+        busy.signal()
+        #expect(await eventually { log.all.contains("expired") })
+        // A warning after the late wake, the end.
+        clock.step(by: warning)
         #expect(await eventually { app.state == .notRunning })
         #expect(app.terminationReason == .backgroundTaskExpired)
         #expect(log.all.suffix(2) == ["didEnterBackground", "expired"])

@@ -108,10 +108,10 @@ struct LiveLimitTests {
     static let physical = 64 * gibibyte
 
     /// A monitor over `tree` that samples once in ten minutes unless woken, checks the limits every
-    /// `checkInterval`, and watches `targets` for kernel events.
+    /// `checkInterval`, and watches `targets` for kernel events, on `clock` (which the tests step).
     static func monitor(
-        _ tree: LiveLimitTree, budget: MemoryBudget, checkInterval: Duration, targets: ControlGroupEventTargets = .none,
-        logger: Logger = recordingLogger().0
+        _ tree: LiveLimitTree, budget: MemoryBudget, checkInterval: Duration, clock: ManualClock,
+        targets: ControlGroupEventTargets = .none, logger: Logger = recordingLogger().0
     ) -> PressureMonitor {
         var configuration = PressureMonitorTests.configuration(budget: budget, sources: [ProcessMemorySampleSource()], interval: .seconds(600))
         configuration.fastSamplingGrowthRate = .max
@@ -119,6 +119,7 @@ struct LiveLimitTests {
         configuration.limitsReader = tree.reader(physicalBytes: physical)
         configuration.controlGroupEvents = targets
         configuration.logger = logger
+        configuration.clock = clock
         return PressureMonitor(configuration: configuration)
     }
 
@@ -167,17 +168,21 @@ struct LiveLimitTests {
         let budget = try MemoryBudget.resolve(.automatic(ratio: 0.5), limits: tree.limits(physicalBytes: Self.physical))
         #expect(budget.totalBytes == (before ?? Self.physical) / 2)
 
-        let monitor = Self.monitor(tree, budget: budget, checkInterval: .milliseconds(50))
+        let clock = ManualClock()
+        let monitor = Self.monitor(tree, budget: budget, checkInterval: .milliseconds(50), clock: clock)
         let changes = Changes(monitor)
         try monitor.start()
         defer { monitor.stop() }
-        // The first check finds the limits the budget was resolved from: no change.
-        #expect(await eventually { monitor.isRunning })
-        try await Task.sleep(for: .milliseconds(200))
+        // The first check, and four more, find the limits the budget was resolved from: no change.
+        #expect(await monitor.hasSampledAtTheTimeNow())
+        #expect(await clock.step(by: .milliseconds(50), times: 4, sampledBy: monitor))
         #expect(changes.all.isEmpty)
 
+        // Within one check interval of the move: one change.
         try tree.setLimit(after, on: level)
-        let change = try #require(await changes.first())
+        #expect(await clock.step(by: .milliseconds(50), times: 1, sampledBy: monitor))
+        #expect(changes.all.count == 1)
+        let change = try #require(changes.all.first)
         #expect(change.previous == budget)
         #expect(change.budget.totalBytes == (after ?? Self.physical) / 2)
         #expect(change.budget.source == .automatic(ratio: 0.5))
@@ -187,7 +192,7 @@ struct LiveLimitTests {
         #expect(change.limitSource != nil || after == nil)
         #expect(monitor.budget == change.budget)
         // Ten more checks find nothing new to change.
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await clock.step(by: .milliseconds(50), times: 10, sampledBy: monitor))
         #expect(changes.all.count == 1)
     }
 
@@ -200,16 +205,19 @@ struct LiveLimitTests {
         let targets: ControlGroupEventTargets = layout == .v2
             ? .given(memoryEvents: tree.directory.appending("memory.events"), pressureLevelDirectory: nil)
             : .given(memoryEvents: nil, pressureLevelDirectory: tree.directory)
-        let monitor = Self.monitor(tree, budget: budget, checkInterval: .seconds(3600), targets: targets)
+        let clock = ManualClock()
+        let monitor = Self.monitor(tree, budget: budget, checkInterval: .seconds(3600), clock: clock, targets: targets)
         let changes = Changes(monitor)
         let events = monitor.events.stream()
         try monitor.start()
         defer { monitor.stop() }
         #expect(await events.first { $0.sample != nil } != nil)
 
+        // Just short of the hour, with the limit moved: no change, the next check is still ahead.
         try tree.setLimit(2 * Self.gibibyte, on: .own)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(changes.all.isEmpty)  // the next check is an hour away
+        #expect(await clock.step(by: .seconds(3599), times: 1, sampledBy: monitor))
+        #expect(changes.all.isEmpty)
+        // The kernel's event reads the limit at once (the clock is not stepped again).
         switch layout {
         case .v2:
             try KernelEventWakeTests.overwrite(tree.directory.appending("memory.events"), with: "low 0\nhigh 1\nmax 1\noom 0\noom_kill 0\n")
@@ -227,27 +235,33 @@ struct LiveLimitTests {
         let budget = try MemoryBudget(totalBytes: 3 * Self.gibibyte, limits: tree.limits(physicalBytes: Self.physical))
         #expect(budget.source == .bytes(3 * Self.gibibyte))
         let (logger, messages) = recordingLogger()
-        let monitor = Self.monitor(tree, budget: budget, checkInterval: .milliseconds(50), logger: logger)
+        let clock = ManualClock()
+        let monitor = Self.monitor(tree, budget: budget, checkInterval: .milliseconds(50), clock: clock, logger: logger)
         let changes = Changes(monitor)
         try monitor.start()
         defer { monitor.stop() }
+        #expect(await monitor.hasSampledAtTheTimeNow())
 
-        // A limit above the budget leaves it.
+        // A limit above the budget leaves it, for six checks.
         try tree.setLimit(8 * Self.gibibyte, on: .ancestor)
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await clock.step(by: .milliseconds(50), times: 6, sampledBy: monitor))
         #expect(changes.all.isEmpty)
 
-        // Below it: the limit times the default ratio, said once at warning.
+        // Below it: at the next check, the limit times the default ratio, said once at warning
+        // however many checks follow.
         try tree.setLimit(2 * Self.gibibyte, on: .own)
-        let lowered = try #require(await changes.first())
+        #expect(await clock.step(by: .milliseconds(50), times: 1, sampledBy: monitor))
+        #expect(changes.all.count == 1)
+        let lowered = try #require(changes.all.first)
         #expect(lowered.budget.totalBytes == Int(Double(2 * Self.gibibyte) * MemoryBudget.Source.defaultRatio))
         #expect(lowered.isLoweredToTheLimit)
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await clock.step(by: .milliseconds(50), times: 6, sampledBy: monitor))
         #expect(messages.messages(atLeast: .warning).filter { $0.contains("exceeds the cgroup's limit") }.count == 1)
 
-        // Raised past the configured bytes again: back to them.
+        // Raised past the configured bytes again: back to them at the next check.
         try tree.setLimit(nil, on: .own)
-        #expect(await eventually { changes.all.count == 2 })
+        #expect(await clock.step(by: .milliseconds(50), times: 1, sampledBy: monitor))
+        #expect(changes.all.count == 2)
         let restored = try #require(changes.all.last)
         #expect(restored.budget == budget)
         #expect(!restored.isLoweredToTheLimit)

@@ -28,8 +28,10 @@ extension ChildProcessTests {
             backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(1500), backgroundTaskTimeLimit: .seconds(30)
         )
 
-        static func system(warningAt residentBytes: ScriptedSampleSource? = nil) throws -> MemorySystem {
+        /// A system on `clock` (the continuous clock, or a manual one the test steps).
+        static func system(warningAt residentBytes: ScriptedSampleSource? = nil, clock: any LibraryClock = SystemClock()) throws -> MemorySystem {
             var configuration = try MemorySystem.Configuration.test(targetBytes: 256 * mebibyte)
+            configuration.clock = clock
             if let residentBytes { configuration.monitor.sources = [residentBytes] }
             configuration.logger = silentLogger
             return try MemorySystem(configuration: configuration)
@@ -56,6 +58,8 @@ extension ChildProcessTests {
             #expect(suspended.isFrozen)
             #expect(try oomScoreAdjustment(running.pid) == AppImportance.service.oomScoreAdjustmentOfASuspendedApp)
             let frozenAt = try cpuTicks(running.pid)
+            // The kernel's own time is the subject (a real child's CPU time while the kernel holds
+            // it frozen): a fixed sleep.
             try await Task.sleep(for: .milliseconds(300))
             #expect(try cpuTicks(running.pid) == frozenAt, "a frozen process runs no code")
 
@@ -134,7 +138,8 @@ extension ChildProcessTests {
 
         @Test func theLadderKillsTheLargestSuspendedProcessAndStopsOnceItsMemoryIsBack() async throws {
             let source = ScriptedSampleSource(residentBytes: 0)
-            let system = try Self.system(warningAt: source)
+            let clock = ManualClock()
+            let system = try Self.system(warningAt: source, clock: clock)
             let directory = try TemporaryDirectory()
             let filled = directory.path.appending("filled").string
             // A shell holding 48 MiB in a variable, and one holding next to nothing.
@@ -160,9 +165,12 @@ extension ChildProcessTests {
             #expect(resident + smallBytes < system.targetBytes)
             try await system.running {
                 source.set(residentBytes: resident, stall: nil)
+                #expect(await system.ladderHasHandledASampleAtTheTimeNow())
                 #expect(await eventually { large.state == .notRunning })
                 #expect(await eventually { !isAlive(largePid) })
-                try await Task.sleep(for: .milliseconds(300))
+                // Fifteen samples more, the ladder done with each: at that instant, the small app
+                // is still there.
+                #expect(await clock.step(by: .milliseconds(20), times: 15, handledBy: system))
             }
             #expect(small.state == .suspended, "one kill was enough: the ladder measured once its memory was back")
             let record = try #require(system.terminations.first { $0.app == large.identifier })
@@ -196,14 +204,17 @@ extension ChildProcessTests {
         }
 
         @Test func aProcessAppInTheBackgroundThatRunsIsNeverSuspended() async throws {
-            let system = try Self.system()
+            let clock = ManualClock()
+            let system = try Self.system(clock: clock)
             let app = try system.register(
                 .test("indexer"), process: .shell("while :; do sleep 0.05; done"), configuration: Self.configuration,
                 options: ProcessAppOptions(inBackground: .run)
             )
             try await app.launch()
             #expect(try await app.enterBackground() == .background)
-            try await Task.sleep(for: .milliseconds(200))
+            // Past its background deadline: at that instant, still running in the background.
+            clock.step(by: Self.configuration.backgroundDeadline + .seconds(1))
+            #expect(await system.deadlinesHaveLookedAtTheTimeNow())
             #expect(app.state == .background)
             let status = try #require(system.process(of: app.identifier))
             #expect(!status.isFrozen)

@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import MemoryPressure
+import Dispatch
+@testable import MemoryPressure
 import MemoryPressureTestKit
 import Synchronization
 import Testing
@@ -129,16 +130,31 @@ import Testing
         // A deadline no stalled thread reaches (a full ThreadSanitizer run stalls threads for 25 s
         // and more): an overrun would change the reasons this test checks.
         let configuration = try AppConfiguration(terminationDeadline: generousDeadline, backgroundTaskTimeLimit: .seconds(600))
-        // willTerminate holds its app's termination until every call has begun, and a little more,
-        // so that the calls overlap on each app.
-        let callsBegun = SharedBox(0)
+        // willTerminate holds its app's termination until every call has asked for it, so that the
+        // calls overlap on each app. (Every call finds a running app in use: its termination waits
+        // here. The limit only ends a broken test.)
+        let asked = SharedBox<[AppIdentifier: (calls: Int, everyCall: DispatchSemaphore)]>([:])
+        @Sendable func everyCallAsked(for app: AppIdentifier, counting: Bool = false) -> (calls: Int, everyCall: DispatchSemaphore) {
+            asked.update { asked in
+                var entry = asked[app] ?? (0, DispatchSemaphore(value: 0))
+                if counting { entry.calls += 1 }
+                asked[app] = entry
+                return entry
+            }
+        }
+        let asking = system.terminator.requests.observe { app in
+            let (calls, everyCall) = everyCallAsked(for: app, counting: true)
+            if calls == 8 { everyCall.signal() }
+        }
+        defer { asking.cancel() }
         var apps: [App] = []
         for (index, state) in [AppState.active, .inactive, .background, .suspended, .active].enumerated() {
             let app = try system.register(.test("shut-\(index)"), configuration: configuration) {
                 let delegate = RecordingDelegate()
-                delegate.onWillTerminate = { _ in
-                    while callsBegun.value < 8 { usleep(1000) }
-                    usleep(100_000)
+                delegate.onWillTerminate = { app in
+                    let everyCall = everyCallAsked(for: app.identifier).everyCall
+                    _ = everyCall.wait(timeout: .now() + 60)
+                    everyCall.signal()
                 }
                 return delegate
             }
@@ -154,7 +170,6 @@ import Testing
         let calls = await withTaskGroup(of: [TerminationRecord].self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    callsBegun.update { $0 += 1 }
                     let records = await system.shutDown()
                     for app in hosted where app.state != .notRunning {
                         stillRunning.append("\(app.identifier) \(app.state)")

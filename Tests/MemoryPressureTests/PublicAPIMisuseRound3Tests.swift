@@ -33,8 +33,10 @@ import Testing
         }
         try await system.running {
             #expect(await eventually { system.monitor.latestSample != nil })
-            // Long enough for the thread to be in its wait when the run is cancelled.
-            try await Task.sleep(for: .milliseconds(100))
+            // A second sample, asked for: the thread computed its wait after the first sample (where
+            // the product overflowed) and waited in it; it waits again after this one, or is about
+            // to, when the run is cancelled.
+            #expect(await system.monitor.hasSampledAtTheTimeNow())
         }
         // The cancellation woke the waiting thread and the run ended; the system runs again.
         try await system.running {

@@ -391,7 +391,7 @@ import Testing
         }
         #expect(system.footprint(of: app.identifier).declaredBytesOutsideHeap == 1000, "its cost counts once")
         // The system purges an app entering the background once it runs.
-        let reports = try await system.purgeReports(ofEnteringTheBackground: app, settle: .milliseconds(100))
+        let reports = try await system.purgeReports(ofEnteringTheBackground: app, untilSuspended: true)
         #expect(trimmed.count == 10, "trimmed once to 10%, not twice to 1%")
         let entries = reports.flatMap(\.entries).filter { $0.app == app.identifier }
         #expect(entries.count == 2, "one purge of each cache: \(entries)")
@@ -500,8 +500,12 @@ import Testing
         heard.clear()
         center.post(name: "ping")
         #expect(await eventually { heard.all.count >= 2 })
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(heard.all == ["second", "added during delivery"])
+        // A pong posted after the ping is delivered after all of it, in order: once it is heard, the
+        // ping's delivery is over, and nothing more of it can come.
+        center.post(name: "pong")
+        #expect(await eventually { heard.all.contains("pong") })
+        #expect(heard.all.dropLast() == ["second", "added during delivery"])
+        #expect(heard.all.last == "pong")
         // Removing twice does nothing.
         center.removeObserver(tokens.value[0])
         center.removeObserver(tokens.value[0])

@@ -112,16 +112,20 @@ struct ReactionTests {
 
         let outcome = try await system.running { () -> DispatchTimeoutResult in
             let spinning = Flag(true)
-            let cores = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+            let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            let cores = max(2, online)
+            let spinnersStarted = DispatchSemaphore(value: 0)
             for _ in 0..<(cores * 2) {
                 Task.detached {
+                    spinnersStarted.signal()
                     var turns = 0
                     while spinning.isSet { turns &+= 1 }
                     _ = turns
                 }
             }
-            // Give the spinners the pool, then ask it for one more task: it cannot start until they stop.
-            usleep(200_000)
+            // Once the spinners hold the pool (one a core, this thread on the last), ask it for one
+            // more task: it cannot start until they stop. The limit only ends a broken test.
+            for _ in 0..<max(0, online - 1) { _ = spinnersStarted.wait(timeout: .now() + 60) }
             Task.detached { probeRan.set(true) }
             // Memory outside any heap, from a thread that is not the pool's, takes the footprint past critical.
             let ballast = DispatchQueue(label: "ballast")

@@ -24,7 +24,8 @@ extension HeapAdmissionTests {
         defer { observation.cancel() }
 
         try await system.running {
-            try await Task.sleep(for: .milliseconds(100))
+            // Once the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             // 64 MiB held and 128 MiB more cross the warning threshold: the ladder runs.
             let crossing = try heap.allocate(byteCount: 128 * mebibyte)
             _ = await eventually { outcome.value != nil }

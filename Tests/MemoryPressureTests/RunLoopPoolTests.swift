@@ -49,9 +49,20 @@ import Testing
         // Added workers stay for the whole test: with the default two seconds, a worker that ran the
         // free run loop could retire before a slow look at the count (a busy machine delays a
         // sleeping test task by that much), and the count would read one less than the pool grew.
-        let group = AppThreadGroup(baseWorkers: 2, maximumWorkers: 4, retireAfter: .seconds(3_600))
+        // The watchdog looks, and the turns it judges are timed, on a clock the test steps: the
+        // pool grows at stepped looks only.
+        let clock = ManualClock()
+        let group = AppThreadGroup(baseWorkers: 2, maximumWorkers: 4, retireAfter: .seconds(3_600), clock: clock)
         defer { group.shutDown() }
         let pool = group.pool
+        /// Steps the watchdog's looks until `condition` holds (at most a hundred looks).
+        func stepLooks(until condition: () -> Bool) async -> Bool {
+            for _ in 0..<100 where !condition() {
+                clock.step(by: pool.lookInterval)
+                guard await group.timers.haveLookedAtTheTimeNow() else { return false }
+            }
+            return condition()
+        }
         let gate = DispatchSemaphore(value: 0)
         let blocked = Atomic<Int>(0)
         // Three blocked run loops: more than the base, fewer than the bound.
@@ -61,9 +72,12 @@ import Testing
                 gate.wait()
             }
         }
+        #expect(await eventually { blocked.load(ordering: .relaxed) == 2 })
+        #expect(await stepLooks { pool.workerCount == 3 })
         #expect(await eventually { blocked.load(ordering: .relaxed) == 3 })
         let ran = Atomic<Bool>(false)
         AppRunLoop(pool: pool).perform { ran.store(true, ordering: .relaxed) }
+        #expect(await stepLooks { pool.workerCount == 4 })
         #expect(await eventually { ran.load(ordering: .relaxed) == true })
         #expect(pool.workerCount == 4)
 
@@ -75,7 +89,12 @@ import Testing
         #expect(await eventually { blocked.load(ordering: .relaxed) == 4 })
         let waited = Atomic<Bool>(false)
         AppRunLoop(pool: pool).perform { waited.store(true, ordering: .relaxed) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Fifty looks of the watchdog, well past the stall threshold of every turn: at that
+        // instant, no fifth worker, and the run loop still waits.
+        for _ in 0..<50 {
+            clock.step(by: pool.lookInterval)
+            #expect(await group.timers.haveLookedAtTheTimeNow())
+        }
         let waitedWhileAllBlocked = waited.load(ordering: .relaxed)
         #expect(!waitedWhileAllBlocked)
         #expect(pool.workerCount == 4)
@@ -108,7 +127,8 @@ import Testing
             let outcome = ran.wait(timeout: .now() + .seconds(20))
             #expect(outcome == .success, "item \(round) ran")
             guard outcome == .success else { break }
-            // About as long as the worker that ran it waits before it retires.
+            // About as long as the worker that ran it waits before it retires: that wait is timed
+            // by the kernel, and landing items across its end is the subject, so a fixed sleep.
             usleep(UInt32.random(in: 500...1_500))
         }
         #expect(await eventually { pool.workerCount == 2 })

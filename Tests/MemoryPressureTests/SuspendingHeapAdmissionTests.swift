@@ -16,7 +16,8 @@ extension HeapAdmissionTests {
         let heap = try system.heap(for: active.identifier)
 
         let buffer = try await system.running {
-            try await Task.sleep(for: .milliseconds(100))
+            // Once the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             // 96 MiB held plus 192 MiB asked for pass the budget (256 MiB above the baseline).
             return try await heap.allocateSuspending(byteCount: 192 * mebibyte)
         }
@@ -36,7 +37,8 @@ extension HeapAdmissionTests {
         let waiting = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) + 2
 
         let (probeRan, outcomes) = try await system.running { () -> (Bool, [MemoryPressureError?]) in
-            try await Task.sleep(for: .milliseconds(100))
+            // Once the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             let allocations = (0..<waiting).map { _ in
                 Task { () -> MemoryPressureError? in
                     do throws(MemoryPressureError) {
@@ -73,7 +75,8 @@ extension HeapAdmissionTests {
         let (system, active, heap, held) = try await Self.activeAppHolding64MiB(admissionWait: .milliseconds(300))
 
         let error = try await system.running { () -> MemoryPressureError? in
-            try await Task.sleep(for: .milliseconds(100))
+            // Once the account knows the footprint outside the heaps.
+            #expect(await system.monitor.sampled() != nil)
             return await #expect(throws: MemoryPressureError.self) { _ = try await heap.allocateSuspending(byteCount: 256 * mebibyte) }
         }
 

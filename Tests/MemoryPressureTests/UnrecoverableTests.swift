@@ -18,6 +18,9 @@ struct UnrecoverableTests {
         configuration.monitor.stallTrigger = nil
         configuration.monitor.controlGroupEvents = .none
         configuration.unrecoverable = try Unrecoverable(after: Self.giveUpAfter, action: .report)
+        // The test steps the system's time, a sample at each step.
+        let clock = ManualClock()
+        configuration.clock = clock
         let system = try MemorySystem(configuration: configuration)
 
         // The active app's own 96 MiB: above the budget, and never the ladder's to reclaim.
@@ -44,19 +47,20 @@ struct UnrecoverableTests {
         try cache.setValue(1, forKey: 1, cost: mebibyte)
 
         try await system.running {
-            // Four times the give-up's duration over the budget, each run reclaiming the cache.
+            // Four times the give-up's duration over the budget, each run reclaiming the cache: at
+            // that instant, with the ladder done with every sample up to it, no give-up.
             #expect(await eventually { system.monitor.level == .critical })
-            let start = ContinuousClock.now
-            while ContinuousClock.now - start < Self.giveUpAfter * 4 {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            let steps = (Self.giveUpAfter * 4) / .milliseconds(10)
+            #expect(await clock.step(by: .milliseconds(10), times: Int(steps), handledBy: system))
             #expect(purges.value > 4, "the ladder kept reclaiming the refilled cache")
             #expect(givenUp.all.isEmpty)
 
-            // Nothing left to reclaim: the give-up, once.
+            // Nothing left to reclaim: the give-up, once its duration has passed.
             refilling.value = false
-            #expect(await eventually { !givenUp.all.isEmpty })
-            try await Task.sleep(for: Self.giveUpAfter * 2)
+            #expect(await clock.step(by: .milliseconds(10), times: Int(steps), handledBy: system) { !givenUp.all.isEmpty })
+            #expect(!givenUp.all.isEmpty)
+            // Twice its duration more: still the one give-up.
+            #expect(await clock.step(by: .milliseconds(10), times: Int(steps) / 2, handledBy: system))
         }
         withExtendedLifetime((ballast, observation)) {}
         let reports = givenUp.all

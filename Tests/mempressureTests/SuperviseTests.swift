@@ -260,6 +260,8 @@ struct SuperviseTests {
         #expect(lines.last?.hasPrefix("sleeper active ") == true, "\(lines)")
         let pids = try Self.checkStatus(lines)
         try supervisor.closeInput()
+        // A real child process reading the end of its input: its own time is the subject, and
+        // nothing it does says it has read it, so a fixed sleep.
         Thread.sleep(forTimeInterval: 1)
         #expect(supervisor.isRunning, "the end of standard input does not quit")
         #expect(kill(supervisor.pid, SIGTERM) == 0 && kill(supervisor.pid, SIGTERM) == 0)
@@ -318,23 +320,45 @@ enum SuperviseTool {
     }
 
     /// A pipe read to its end on a thread of its own.
-    final class Reader: Sendable {
-        private let text = Mutex("")
+    final class Reader: @unchecked Sendable {
+        // @unchecked: `text` is read and written only with `arrived` locked.
+        private var text = ""
+        /// Locked around `text`, and broadcast whenever more has been read or the pipe ended.
+        private let arrived = NSCondition()
         private let done = DispatchSemaphore(value: 0)
 
         init(_ handle: FileHandle) {
             Thread.detachNewThread { [self] in
                 while true {
                     let data = handle.availableData
+                    arrived.lock()
+                    text += String(decoding: data, as: UTF8.self)
+                    arrived.broadcast()
+                    arrived.unlock()
                     if data.isEmpty { break }
-                    text.withLock { $0 += String(decoding: data, as: UTF8.self) }
                 }
                 done.signal()
             }
         }
 
         /// What has been read so far.
-        var current: String { text.withLock { $0 } }
+        var current: String {
+            arrived.lock()
+            defer { arrived.unlock() }
+            return text
+        }
+
+        /// What has been read once `enough` holds of it, waiting for more as it arrives; nil when
+        /// `deadline` passes first (a bound that only ends a broken test).
+        func text(within deadline: Duration, until enough: (String) -> Bool) -> String? {
+            let limit = Date.now.addingTimeInterval(Double(deadline.components.seconds))
+            arrived.lock()
+            defer { arrived.unlock() }
+            while !enough(text) {
+                guard arrived.wait(until: limit) else { return enough(text) ? text : nil }
+            }
+            return text
+        }
 
         /// Everything, once the pipe has ended.
         func wait() -> String {
@@ -351,6 +375,8 @@ enum SuperviseTool {
         private let output: Reader
         private let error: Reader
         private let directory: String
+        /// Signalled once the process has ended.
+        private let exited = DispatchSemaphore(value: 0)
 
         init(apps: String) throws {
             directory = try temporaryDirectory()
@@ -362,6 +388,7 @@ enum SuperviseTool {
             process.standardInput = input
             process.standardOutput = outputPipe
             process.standardError = errorPipe
+            process.terminationHandler = { [exited] _ in exited.signal() }
             try process.run()
             output = Reader(outputPipe.fileHandleForReading)
             error = Reader(errorPipe.fileHandleForReading)
@@ -380,13 +407,13 @@ enum SuperviseTool {
             try input.fileHandleForWriting.close()
         }
 
-        /// The first `count` lines of standard output, within 20 s.
+        /// The first `count` lines of standard output, waiting for them as they arrive (20 s at most).
         func readLines(_ count: Int) throws -> [String] {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline {
-                let lines = output.current.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
-                if lines.count >= count { return Array(lines.prefix(count)) }
-                Thread.sleep(forTimeInterval: 0.05)
+            func lines(_ text: String) -> [String] {
+                text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+            }
+            if let text = output.text(within: .seconds(20), until: { lines($0).count >= count }) {
+                return Array(lines(text).prefix(count))
             }
             Issue.record("no \(count) lines within 20 s; stdout: \(output.current.debugDescription), stderr: \(error.current)")
             throw TimedOut()
@@ -394,11 +421,12 @@ enum SuperviseTool {
 
         struct TimedOut: Error {}
 
-        /// Its exit status, within 20 s (then SIGKILL).
+        /// Its exit status, within 20 s (then SIGKILL), waiting for its end as `Process` reports it.
         func waitForExit() -> Int32 {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while process.isRunning, ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning {
+            let ended = exited.wait(timeout: .now() + 20) == .success
+            // Left signalled for a later call (``stop()`` waits too).
+            if ended { exited.signal() }
+            if !ended, process.isRunning {
                 Issue.record("the supervisor did not exit within 20 s")
                 kill(pid, SIGKILL)
             }

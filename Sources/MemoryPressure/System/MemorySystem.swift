@@ -113,8 +113,8 @@ public final class MemorySystem: Sendable {
     /// Every app's host: the system's work at each app's lifecycle points.
     let host: SystemAppHost
     /// The threads the apps' run loops and every deadline run on: the system's own, stopped by
-    /// ``shutDown()`` and as the system goes away.
-    let threads = AppThreadGroup()
+    /// ``shutDown()`` and as the system goes away. Its deadlines follow the configuration's clock.
+    let threads: AppThreadGroup
     /// The footprint between samples, kept on the heaps' allocation path, and their admission.
     let account: FootprintAccount
     /// Whether ``run()`` runs: one at a time.
@@ -135,6 +135,7 @@ public final class MemorySystem: Sendable {
         configuration.logger = configuration.logger.callingOut
         configuration.monitor.logger = configuration.monitor.logger.callingOut
         self.configuration = configuration
+        threads = AppThreadGroup(clock: configuration.clock)
         let journal = journal
         account = FootprintAccount(
             budget: configuration.budget, admissionWait: configuration.admissionWait, timers: threads.timers, logger: configuration.logger
@@ -432,6 +433,14 @@ extension MemorySystem {
         public var budget: MemoryBudget {
             get { monitor.budget }
             set { monitor.budget = newValue }
+        }
+
+        /// The one clock the system's timing reads: the monitor's samples, intervals and limit
+        /// checks, the apps' deadlines, the admission wait and the ladder's runs. The continuous
+        /// clock, or a manual one a test steps.
+        package var clock: any LibraryClock {
+            get { monitor.clock }
+            set { monitor.clock = newValue }
         }
 
         /// Checks that the target lies above zero and below the warning threshold, and that the

@@ -48,6 +48,10 @@ final class ReclamationJournal: Sendable {
 
     /// Where everything recorded is published.
     let events = EventSource<MemorySystemEvent>()
+    /// The time of each sample the ladder has finished with (its limits enforced, any run and any
+    /// give-up done), published once it has: not API, for tests that step the clock to know that
+    /// the ladder has acted on everything up to an instant.
+    let handledSamples = EventSource<ContinuousClock.Instant>()
     private let records = LibraryLock(Records())
 
     var terminations: [TerminationRecord] { records.withLock { Self.array($0.terminations) } }

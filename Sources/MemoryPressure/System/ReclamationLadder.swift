@@ -105,6 +105,10 @@ struct ReclamationLadder {
     /// The budget in force: it follows the cgroup's limit.
     private var budget: MemoryBudget { monitor.budget }
 
+    /// The time the ladder's runs are stamped with, the monitor's: samples taken before a run ended
+    /// are told by it.
+    private var clock: any LibraryClock { configuration.clock }
+
     /// The footprint the ladder works down to, in bytes, under the budget in force.
     private var target: Int { configuration.targetBytes(under: budget) }
 
@@ -133,6 +137,7 @@ struct ReclamationLadder {
             registry.followBudget(change.budget)
             journal.budgetChanged(change)
         case .sample(let sample, let level):
+            defer { journal.handledSamples.emit(sample.time) }
             await limits.enforce(level: level, sample: sample)
             guard level > .normal else { return }
             await climbIfAboveTarget(to: level, from: sample)
@@ -189,7 +194,7 @@ struct ReclamationLadder {
     private mutating func climb(to level: PressureLevel, from sample: MemorySample, warn: Bool) async {
         let announced = self.announced
         var run = LadderRun(
-            level: level, crossingTime: crossingTime ?? sample.time, startTime: .now, endTime: .now,
+            level: level, crossingTime: crossingTime ?? sample.time, startTime: clock.now, endTime: clock.now,
             footprintBeforeBytes: sample.footprintBytes, footprintAfterBytes: nil, targetBytes: target,
             steps: [], latency: nil
         )
@@ -207,7 +212,7 @@ struct ReclamationLadder {
                 }
             }
         }
-        run.endTime = .now
+        run.endTime = clock.now
         lastRunEnd = run.endTime
         run.footprintAfterBytes = footprint.footprintBytes
         if let bytes = footprint.footprintBytes, bytes <= target {

@@ -62,6 +62,12 @@ final class Terminator: Sendable {
     private let journal: ReclamationJournal
     private let logger: Logger
     private let state = LibraryLock(State())
+    /// The app each call of ``terminate(_:reason:step:from:)`` asks for, published as the call is
+    /// listed: not API, for tests that hold a termination until every call they made has asked.
+    let requests = EventSource<AppIdentifier>()
+    /// Each terminated app, published as its bookkeeping begins (with no lock held), just before it
+    /// reads the app's caches' costs: not API, for tests of what that reading may wait for.
+    let drainingBegins = EventSource<AppIdentifier>()
 
     init(registry: PurgeRegistry, processes: ProcessApps, journal: ReclamationJournal, logger: Logger) {
         self.registry = registry
@@ -87,6 +93,7 @@ final class Terminator: Sendable {
         let identifier = app.identifier
         let request = Request(step: step)
         state.withLock { $0.requested[identifier, default: []].append(request) }
+        requests.emit(identifier)
         do {
             try await app.terminate(reason: reason, from: states)
             // The record is written before the call returns, unless the run loop overran the
@@ -121,6 +128,7 @@ final class Terminator: Sendable {
     /// Called as `identifier` is terminated, before its run loop lets go of anything: notes its
     /// footprint and closes its heap, so a relaunch starts with a new one.
     func beginDraining(_ identifier: AppIdentifier, reason: TerminationReason, state appState: AppState) {
+        drainingBegins.emit(identifier)
         let footprint = registry.footprint(of: identifier).totalBytes
         let heap = registry.removeApp(identifier)
         state.withLock { state in

@@ -68,13 +68,17 @@ package final class FootprintAccount: Sendable {
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
     /// Where allocations over the budget wait for room: signalled whenever the footprint may fall.
     private let room: RoomSignal
+    /// The time crossings are noted at and admissions wait on: the timers' clock.
+    private let clock: any LibraryClock
 
-    /// An account of `budget` whose suspended admissions are bounded by deadlines of `timers`.
+    /// An account of `budget` whose admissions wait on the clock of `timers` (suspended ones bounded
+    /// by its deadlines), and whose crossings are noted at its time.
     package init(
         budget: MemoryBudget, admissionWait: Duration, timers: DeadlineTimers, logger: Logger,
         onRefusal: @escaping @Sendable (AppIdentifier, Int) -> Void
     ) {
         room = RoomSignal(timers: timers)
+        clock = timers.clock
         budgetBytes = Atomic(budget.totalBytes)
         warningThreshold = Atomic(budget.bytes(enteringAbove: .warning))
         criticalThreshold = Atomic(budget.bytes(enteringAbove: .critical))
@@ -283,8 +287,10 @@ package final class FootprintAccount: Sendable {
     /// Records that the footprint crossed `thresholdBytes` now, unless an earlier crossing is
     /// unclaimed, and wakes the monitor.
     private func noteCrossing(of thresholdBytes: Int) {
+        // Read before the lock: a manual clock's time is behind a lock of its own.
+        let now = clock.now
         crossing.withLock { crossing in
-            if crossing == nil { crossing = (.now, thresholdBytes) }
+            if crossing == nil { crossing = (now, thresholdBytes) }
         }
         crossingUnclaimed.store(true, ordering: .relaxed)
         wake.withLock { $0 }?()

@@ -33,7 +33,9 @@ struct LimitWatch: Sendable {
     /// Whether samples take in the cgroup's working set now; nil before the first reading.
     private var judgesWorkingSet: Bool?
 
-    package init(configuration: PressureMonitor.Configuration) {
+    /// A watch for `configuration`'s limits whose first reading is due at `now`, the time of the
+    /// monitor's clock as it starts.
+    package init(configuration: PressureMonitor.Configuration, now: ContinuousClock.Instant) {
         reader = configuration.limitsReader
         policy = configuration.controlGroupWorkingSet
         interval = configuration.limitCheckInterval ?? Self.defaultInterval
@@ -41,7 +43,7 @@ struct LimitWatch: Sendable {
             follower = BudgetFollower(configured: configuration.budget)
         }
         if follower != nil || policy != .never {
-            nextCheck = .now
+            nextCheck = now
         }
     }
 

@@ -59,6 +59,18 @@ public final class PressureMonitor: Sendable {
         sampler = MemorySampler(sources: configuration.sources, logger: configuration.logger)
         latest = LibraryLock((.normal, nil, configuration.budget))
         account = nil
+        wakeOnEveryStep()
+    }
+
+    /// Has every step of the configured clock wake the sampling thread, as ``DeadlineTimers`` has its
+    /// thread woken, so that it looks at the time again; nothing for the continuous clock.
+    private func wakeOnEveryStep() {
+        configuration.clock.onStep { [weak self] in self?.wakeSamplingThread() }
+    }
+
+    /// Wakes the sampling thread, when it runs, to look at the time; asks for no sample.
+    private func wakeSamplingThread() {
+        thread.withLock { $0?.control.wake }?.wake()
     }
 
     /// A monitor whose samples count `account`'s heap bytes and what `processes` contributes, and which
@@ -71,6 +83,7 @@ public final class PressureMonitor: Sendable {
         latest = LibraryLock((.normal, nil, configuration.budget))
         self.account = account
         account.wake { [weak self] in self?.sampleNow() }
+        wakeOnEveryStep()
     }
 
     /// Starts sampling on a thread of its own; the first sample is taken at once. Does nothing when
@@ -218,16 +231,31 @@ public final class PressureMonitor: Sendable {
         }
     }
 
+    /// Returns once the sampling thread has taken every kernel event ready when called and done
+    /// what was due at its clock's time then (a tick's sample, a limit check); at once when the
+    /// monitor is not running. Asks for no sample: for tests that step a manual clock and assert
+    /// what did not happen by then.
+    package func lookedAtTheTimeNow() async {
+        await withCheckedContinuation { (looked: CheckedContinuation<Void, Never>) in
+            guard let control = thread.withLock({ $0?.control }) else {
+                looked.resume()
+                return
+            }
+            control.requestLook { looked.resume() }
+        }
+    }
+
     /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
     /// nothing. A cheap reading that finds no footprint falls back to a full one.
     package func measure() -> MemorySample {
-        let sample = sampler.sample(.cheap)
-        return sample.footprintBytes == nil ? sampler.sample(.full) : sample
+        let sample = sampler.sample(.cheap, at: configuration.clock.now)
+        return sample.footprintBytes == nil ? sampler.sample(.full, at: configuration.clock.now) : sample
     }
 
-    /// Reads the sources `depth` covers at `time`, for the sampling thread.
-    package func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
-        sampler.sample(depth, at: time)
+    /// Reads the sources `depth` covers at `time` (the configured clock's time now, by default),
+    /// for the sampling thread.
+    package func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant? = nil) -> MemorySample {
+        sampler.sample(depth, at: time ?? configuration.clock.now)
     }
 
     /// Records `event` as the latest and passes it on.
@@ -264,6 +292,10 @@ extension PressureMonitor {
         public var limitCheckInterval: Duration? = .seconds(10)
         /// Where the limits are read from: the process's own cgroup.
         package var limitsReader: MemoryLimitsReader = .current
+        /// The time the monitor reads: its samples' times, its intervals, the limit checks and the
+        /// notices' hold. The continuous clock, or a manual one a test steps (the sampling thread then
+        /// samples when the clock is stepped past its next tick, and waits in between).
+        package var clock: any LibraryClock = SystemClock()
         /// When the footprint judged takes in the cgroup's working set: by default while the process
         /// is alone in its memory cgroup, as in a container.
         public var controlGroupWorkingSet: ControlGroupWorkingSetPolicy = .whenAlone

@@ -9,6 +9,9 @@ final class SamplingControl: Sendable {
     package let wake: WakePipe
     private let stopRequested = Atomic<Bool>(false)
     private let sampleRequested = Atomic<Bool>(false)
+    /// Callers waiting for the thread to look at the time (``requestLook(then:)``), and whether the
+    /// loop has ended (a look asked for then is answered at once).
+    private let looks = LibraryLock<(waiting: [@Sendable () -> Void], ended: Bool)>(([], false))
 
     package init() throws(Errno) {
         wake = try WakePipe()
@@ -29,5 +32,33 @@ final class SamplingControl: Sendable {
     /// Whether a sample was requested since the last call.
     func takeSampleRequest() -> Bool {
         sampleRequested.exchange(false, ordering: .acquiringAndReleasing)
+    }
+
+    /// Has `done` called, with no lock held, once the thread has taken every kernel event ready
+    /// now and then done what was due at its clock's time (see ``SamplingLoop``); at once when the
+    /// loop has ended. For tests that step a manual clock.
+    func requestLook(then done: @escaping @Sendable () -> Void) {
+        let ended = looks.withLock { looks in
+            if !looks.ended { looks.waiting.append(done) }
+            return looks.ended
+        }
+        if ended { callOut(done) } else { wake.wake() }
+    }
+
+    /// The looks asked for since the last call, for the thread to answer after its next pass.
+    func takeLooks() -> [@Sendable () -> Void] {
+        looks.withLock { looks in
+            defer { looks.waiting.removeAll() }
+            return looks.waiting
+        }
+    }
+
+    /// Marks the loop ended and returns the looks still to answer.
+    func endLooks() -> [@Sendable () -> Void] {
+        looks.withLock { looks in
+            looks.ended = true
+            defer { looks.waiting.removeAll() }
+            return looks.waiting
+        }
     }
 }

@@ -23,6 +23,8 @@ struct SamplingLoop: Sendable {
     private var limits: LimitWatch
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
+    /// The time the loop reads: the configuration's clock.
+    private var clock: any LibraryClock { configuration.clock }
 
     package init(monitor: PressureMonitor, control: SamplingControl) {
         self.monitor = monitor
@@ -34,13 +36,13 @@ struct SamplingLoop: Sendable {
             settleTime: configuration.settleTime,
             repeatInterval: configuration.repeatInterval
         )
-        limits = LimitWatch(configuration: configuration)
+        limits = LimitWatch(configuration: configuration, now: configuration.clock.now)
     }
 
     package mutating func run() {
         let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
         watches.log(to: configuration.logger)
-        var nextTick = ContinuousClock.now
+        var nextTick = clock.now
         // A full sample is due now (the first, a request, a kernel event), or at the next tick (a
         // kernel event within the fast interval of the last sample).
         var fullNow = true
@@ -49,8 +51,15 @@ struct SamplingLoop: Sendable {
         let wakePipe = pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)
         // Made again only when a source ends.
         var descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
+        // Looks at the time asked for (`SamplingControl.requestLook`), taken before a wait that
+        // does not block: answered in the pass after it, once that wait has taken the kernel events
+        // ready when they were asked for and this pass has done what was due at its time.
+        var looks: [@Sendable () -> Void] = []
+        defer {
+            for look in looks + control.endLooks() { callOut(look) }
+        }
         while !control.isStopRequested {
-            let now = ContinuousClock.now
+            let now = clock.now
             if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
                 apply(limits.check(at: now, logger: configuration.logger))
                 limitsChanged = false
@@ -58,14 +67,20 @@ struct SamplingLoop: Sendable {
             let due = now >= nextTick
             let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
             if full || due {
-                let sample = takeSample(full: full)
+                let sample = takeSample(full: full, at: now)
                 nextTick = now + interval(after: sample)
                 fullAtTick = false
             }
             fullNow = false
+            for look in looks { callOut(look) }
+            looks = control.takeLooks()
 
             let wakeTime = limits.dueTime(eventPending: limitsChanged).map { min(nextTick, $0) } ?? nextTick
-            let ready = descriptors.wait(milliseconds: WakePipe.milliseconds(until: wakeTime))
+            // On a manual clock the wait has no time limit: a step of the clock wakes the thread
+            // through its wake pipe (``PressureMonitor``'s `onStep`), and it looks at the time again.
+            let ready = descriptors.wait(
+                milliseconds: looks.isEmpty ? WakePipe.milliseconds(until: clock.sleepDeadline(for: wakeTime)) : 0
+            )
             guard !ready.isEmpty else { continue }
             if ready.contains(where: { $0.fd == wakePipe.fd }) {
                 control.wake.drain()
@@ -75,14 +90,14 @@ struct SamplingLoop: Sendable {
                 descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
             }
             if let level = wake.pressureLevel {
-                tracker.notice(level.pressureLevel, at: .now)
+                tracker.notice(level.pressureLevel, at: clock.now)
             }
             limitsChanged = limitsChanged || wake.controlGroupEvent
             if wake.sample {
                 // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
                 // v1 cgroup signals its pressure level hundreds of times a second.
                 let earliest = (last?.time ?? now) + min(configuration.fastInterval, configuration.interval)
-                if ContinuousClock.now >= earliest {
+                if clock.now >= earliest {
                     fullNow = true
                 } else {
                     nextTick = min(nextTick, earliest)
@@ -106,17 +121,20 @@ struct SamplingLoop: Sendable {
         }
     }
 
-    /// Takes a sample (cheap unless `full` or the refresh schedule calls for a full one), judges
-    /// it and publishes any announcement, then the sample, which carries how long reading it took.
+    /// Takes a sample at `now`, the time the pass judged (cheap unless `full` or the refresh
+    /// schedule calls for a full one), judges it and publishes any announcement, then the sample,
+    /// which carries how long reading it took. A sample at an instant follows everything the pass
+    /// had due by then (a limit check), so a test that steps the clock can wait for it.
     @discardableResult
-    private mutating func takeSample(full: Bool) -> MemorySample {
-        let start = ContinuousClock.now
-        var sample = monitor.sample(full ? .full : .cheap, at: start)
+    private mutating func takeSample(full: Bool, at now: ContinuousClock.Instant) -> MemorySample {
+        // The sample's time is the clock's; how long reading it took is the machine's own time.
+        let began = ContinuousClock.now
+        var sample = monitor.sample(full ? .full : .cheap, at: now)
         if full || needsFullSample(after: sample) {
-            if !full { sample = monitor.sample(.full) }
+            if !full { sample = monitor.sample(.full, at: now) }
             lastFull = (sample.time, sample.footprintBytes)
         }
-        sample.samplingDuration = ContinuousClock.now - start
+        sample.samplingDuration = ContinuousClock.now - began
         if let reading = sample.cgroupEvents?.oomKill {
             countOOMKills(reading)
         }

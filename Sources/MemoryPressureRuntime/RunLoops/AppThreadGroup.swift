@@ -23,10 +23,10 @@
     }
 
     /// A group whose pool has `baseWorkers` workers, growing past blocked ones to
-    /// `maximumWorkers`, whose added workers end after `retireAfter` without work: for the pool's
-    /// own tests.
-    package init(baseWorkers: Int, maximumWorkers: Int? = nil, retireAfter: Duration = .seconds(2)) {
-        timers = DeadlineTimers()
+    /// `maximumWorkers`, whose added workers end after `retireAfter` without work, and whose
+    /// deadlines (the pool's watchdog among them) follow `clock`: for the pool's own tests.
+    package init(baseWorkers: Int, maximumWorkers: Int? = nil, retireAfter: Duration = .seconds(2), clock: any LibraryClock = SystemClock()) {
+        timers = DeadlineTimers(clock: clock)
         pool = RunLoopPool(baseWorkers: baseWorkers, maximumWorkers: maximumWorkers, retireAfter: retireAfter, timers: timers)
     }
 

@@ -70,7 +70,7 @@ package final class RunLoopPool: Sendable {
         var thread: pthread_t?
         /// Its thread's kernel identifier, once the thread runs.
         var task: pid_t?
-        /// When the turn it runs began; nil while it waits for work.
+        /// When the turn it runs began, on the timers' clock; nil while it waits for work.
         var turnStart: ContinuousClock.Instant?
     }
 
@@ -90,11 +90,10 @@ package final class RunLoopPool: Sendable {
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
 
-        /// The kernel identifiers of the workers in a turn that began more than `threshold` ago: those
-        /// to look at (in `/proc`, outside the lock) for whether they are stalled.
-        func longTurns(threshold: Duration) -> [pid_t] {
-            let now = ContinuousClock.now
-            return workers.values.compactMap { worker in
+        /// The kernel identifiers of the workers in a turn that began more than `threshold` before
+        /// `now`: those to look at (in `/proc`, outside the lock) for whether they are stalled.
+        func longTurns(threshold: Duration, now: ContinuousClock.Instant) -> [pid_t] {
+            workers.values.compactMap { worker in
                 guard let start = worker.turnStart, now - start > threshold else { return nil }
                 return worker.task
             }
@@ -197,6 +196,9 @@ package final class RunLoopPool: Sendable {
             state.withLock { $0.idle += 1 }
             let waited = readyCount.wait(atMost: retireAfter)
             // `detachesOnEnd`: nil while the worker goes on; whether its thread detaches itself as it ends.
+            // On the timers' clock, which the watchdog reads too; read before the lock, as a manual
+            // clock's time is behind a lock of its own.
+            let turnStart = timers.clock.now
             let (runLoop, startsWatching, detachesOnEnd): (AppRunLoop?, Bool, Bool?) = state.withLock { state in
                 state.idle -= 1
                 guard waited, let runLoop = state.ready.popFirst() else {
@@ -208,7 +210,7 @@ package final class RunLoopPool: Sendable {
                     }
                     return (nil, false, nil)
                 }
-                state.workers[identifier]?.turnStart = .now
+                state.workers[identifier]?.turnStart = turnStart
                 return (runLoop, beginsWatching(&state), nil)
             }
             if let detachesOnEnd {
@@ -263,7 +265,8 @@ package final class RunLoopPool: Sendable {
     /// than ``baseWorkers`` progress, and looks again until no run loop waits. Short, with no user
     /// code: a deadline timers' action.
     private func look() {
-        let longTurns = state.withLock { $0.longTurns(threshold: stallThreshold) }
+        let now = timers.clock.now
+        let longTurns = state.withLock { $0.longTurns(threshold: stallThreshold, now: now) }
         // Read in `/proc` with the lock released: a worker in a long turn whose thread sleeps is
         // blocked in a wait; one that is only slow, or waiting for a processor, is not stalled.
         let stalled = longTurns.count { !PosixThread.isRunnable($0) }

@@ -25,20 +25,33 @@ package final class RoomSignal: Sendable {
     /// Where a suspended waiter's bound is kept.
     private let timers: DeadlineTimers
 
-    /// A signal whose suspended waiters' bounds are deadlines of `timers`.
+    /// The time the waits are bounded on: the timers' clock.
+    private var clock: any LibraryClock { timers.clock }
+
+    /// A signal whose waiters' bounds are read on the clock of `timers`, and whose suspended
+    /// waiters' bounds are deadlines of `timers`. A step of a manual clock wakes the waiting threads
+    /// to look at the time again.
     package init(timers: DeadlineTimers) {
         self.timers = timers
+        let condition = condition
+        timers.clock.onStep { condition.withLock { condition.broadcast() } }
     }
 
     /// Waits until `hasRoom` holds, checking it at once and after every signal; false when `timeout`
-    /// passes first.
+    /// passes first on the timers' clock.
     package func wait(atMost timeout: Duration, until hasRoom: () -> Bool) -> Bool {
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
-        let deadline = ThreadCondition.deadline(after: timeout)
+        let deadline = clock.now + timeout
         return condition.withLock {
             while !hasRoom() {
-                if !condition.wait(until: deadline) { return hasRoom() }
+                guard clock.now < deadline else { return false }
+                // Until the deadline on the continuous clock; with no time limit on a manual one,
+                // whose steps broadcast (see `init`). Either way the loop looks at the time again.
+                // A manual clock's lock is taken briefly under the mutex here; the clock wakes its
+                // waiters with no lock held, so the two are only ever taken in this order.
+                let sleepUntil = clock.sleepDeadline(for: deadline).map { ThreadCondition.deadline(after: max(.zero, $0 - .now)) }
+                if !condition.wait(until: sleepUntil), clock.now >= deadline { return hasRoom() }
             }
             return true
         }
@@ -49,9 +62,9 @@ package final class RoomSignal: Sendable {
     package func waitSuspending(atMost timeout: Duration, until hasRoom: () -> Bool) async -> Bool {
         waiters.add(1, ordering: .sequentiallyConsistent)
         defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = clock.now + timeout
         while !hasRoom() {
-            let left = deadline - .now
+            let left = deadline - clock.now
             guard left > .zero, !Task.isCancelled else { return hasRoom() }
             let wakeUp = Completion<Void>()
             suspended.withLock { $0.append(wakeUp) }
