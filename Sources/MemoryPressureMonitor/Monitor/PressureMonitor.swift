@@ -39,6 +39,14 @@ public final class PressureMonitor: Sendable {
     /// The account whose admissions follow the budget, when a system owns the monitor.
     private let account: FootprintAccount?
 
+    /// The sampling thread's control, while the thread runs.
+    private var runningControl: SamplingControl? {
+        sampling.withLock { sampling in
+            guard case .running(let thread) = sampling else { return nil }
+            return thread.control
+        }
+    }
+
     /// Whether the monitor samples: its thread, once made.
     private enum Sampling {
         case stopped
@@ -70,7 +78,7 @@ public final class PressureMonitor: Sendable {
 
     /// Wakes the sampling thread, when it runs, to look at the time; asks for no sample.
     private func wakeSamplingThread() {
-        thread.withLock { $0?.control.wake }?.wake()
+        runningControl?.wake.wake()
     }
 
     /// A monitor whose samples count `account`'s heap bytes and what `processes` contributes, and which
@@ -237,7 +245,7 @@ public final class PressureMonitor: Sendable {
     /// what did not happen by then.
     package func lookedAtTheTimeNow() async {
         await withCheckedContinuation { (looked: CheckedContinuation<Void, Never>) in
-            guard let control = thread.withLock({ $0?.control }) else {
+            guard let control = runningControl else {
                 looked.resume()
                 return
             }
