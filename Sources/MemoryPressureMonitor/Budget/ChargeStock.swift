@@ -13,22 +13,23 @@ import Musl
 /// threads hold (``FootprintAccount/stockBatch`` to twice that each). The stock holds its account
 /// (a retained reference) until the thread moves to another account or exits, when the bytes go
 /// back.
+@usableFromInline
 struct ChargeStock {
     /// The account the bytes are charged to; nil when the stock is empty.
-    package private(set) var account: Unmanaged<FootprintAccount>?
+    @usableFromInline package private(set) var account: Unmanaged<FootprintAccount>?
     /// Bytes charged to `account` and not yet used.
-    package var bytes: Int
+    @usableFromInline package var bytes: Int
 
     /// The calling thread's stock under `key` (``key``, which an account copies so that the
     /// allocation path reads no lazily made global), made on first use and emptied when the
     /// thread exits.
-    @inline(__always)
+    @inlinable
     package static func current(_ key: pthread_key_t) -> UnsafeMutablePointer<ChargeStock> {
         pthread_getspecific(key)?.assumingMemoryBound(to: ChargeStock.self) ?? make()
     }
 
     /// Whether the stock is charged to `account`.
-    @inline(__always)
+    @inlinable
     func isCharged(to account: FootprintAccount) -> Bool {
         self.account?.toOpaque() == Unmanaged.passUnretained(account).toOpaque()
     }
@@ -63,8 +64,8 @@ struct ChargeStock {
         return key
     }()
 
-    @inline(never)
-    private static func make() -> UnsafeMutablePointer<ChargeStock> {
+    @inline(never) @usableFromInline
+    static func make() -> UnsafeMutablePointer<ChargeStock> {
         let stock = UnsafeMutablePointer<ChargeStock>.allocate(capacity: 1)
         stock.initialize(to: ChargeStock(account: nil, bytes: 0))
         pthread_setspecific(key, stock)

@@ -16,6 +16,7 @@ import MemoryPressureMeasurement
 
 /// The process's footprint between samples, and the admission of app-heap allocations against the
 /// budget, as cgroup v2 throttles at `memory.high` and refuses at `memory.max`.
+@usableFromInline
 package final class FootprintAccount: Sendable {
     /// Why an allocation was refused.
     package enum Refusal: Sendable {
@@ -30,15 +31,15 @@ package final class FootprintAccount: Sendable {
 
     /// Heap bytes admitted: live buffers, allocations under way, and the bytes the threads'
     /// ``ChargeStock``s hold charged ahead.
-    private let admitted = Atomic<Int>(0)
+    @usableFromInline let admitted = Atomic<Int>(0)
     /// Heap bytes admitted whose pages are not yet faulted in: large allocations under way. Small
     /// ones count as resident from their admission, so they cost one atomic add here, not two.
-    private let underWay = Atomic<Int>(0)
+    @usableFromInline let underWay = Atomic<Int>(0)
     /// The last sample's footprint less the heap bytes resident then: what lives outside the heaps.
-    private let outsideHeaps = Atomic<Int>(0)
+    @usableFromInline let outsideHeaps = Atomic<Int>(0)
     /// Whether the budget is held: while the system runs, when samples keep the account current
     /// and the ladder can make room. Hard limits hold at all times.
-    private let holdsBudget = Atomic<Bool>(false)
+    @usableFromInline let holdsBudget = Atomic<Bool>(false)
     /// The earliest threshold crossing on the allocation path that the ladder has not claimed, and
     /// the threshold it crossed. Rare (crossings only), so a lock costs nothing.
     private let crossing = LibraryLock<(time: ContinuousClock.Instant, thresholdBytes: Int)?>(nil)
@@ -59,7 +60,7 @@ package final class FootprintAccount: Sendable {
     private let warningThreshold: Atomic<Int>
     private let criticalThreshold: Atomic<Int>
     /// ``ChargeStock/key``, read once.
-    private let stockKey = ChargeStock.key
+    @usableFromInline let stockKey = ChargeStock.key
     private let admissionWait: Duration
     private let logger: Logger
     /// Asks the monitor for a sample now; set once the monitor exists.
@@ -67,7 +68,7 @@ package final class FootprintAccount: Sendable {
     /// Told of every refusal.
     private let onRefusal: @Sendable (AppIdentifier, Int) -> Void
     /// Where allocations over the budget wait for room: signalled whenever the footprint may fall.
-    private let room: RoomSignal
+    @usableFromInline let room: RoomSignal
     /// The time crossings are noted at and admissions wait on: the timers' clock.
     private let clock: any LibraryClock
 
@@ -119,7 +120,7 @@ package final class FootprintAccount: Sendable {
     /// the stock gives back what passes twice this. The account's footprint is higher than what
     /// the heaps hold by at most the stocks (up to twice this per thread that allocates or frees
     /// in a heap): the budget is held a little early, never late.
-    static let stockBatch = 32 << 10
+    @usableFromInline static let stockBatch = 32 << 10
 
     /// Admits `bytes` more in `heap`, which counted them within its hard limit: while the budget is
     /// held, wakes the monitor when a threshold is crossed, and past the budget waits for room for
@@ -131,7 +132,7 @@ package final class FootprintAccount: Sendable {
     /// and only where the batch crosses no threshold: near one, each allocation is judged alone.
     /// The app's identifier is asked of `app` only when the allocation must wait, so that the way
     /// in retains nothing.
-    @inline(__always)
+    @inlinable
     package func admit(_ bytes: Int, faultedInLater: Bool, for app: () -> AppIdentifier) throws(MemoryPressureError) {
         if !faultedInLater, admitFromStock(bytes) { return }
         guard let after = count(bytes, faultedInLater: faultedInLater), passesBudget(bytes, footprintAfter: after) else { return }
@@ -152,8 +153,8 @@ package final class FootprintAccount: Sendable {
 
     /// Takes small `bytes` from the calling thread's stock of bytes charged ahead, refilling it
     /// when it may; false when they must be judged alone.
-    @inline(__always)
-    private func admitFromStock(_ bytes: Int) -> Bool {
+    @inlinable
+    func admitFromStock(_ bytes: Int) -> Bool {
         let stock = ChargeStock.current(stockKey)
         if stock.pointee.bytes >= bytes, stock.pointee.isCharged(to: self) {
             stock.pointee.bytes -= bytes
@@ -164,8 +165,8 @@ package final class FootprintAccount: Sendable {
 
     /// Counts `bytes` as admitted; returns the footprint with them while the budget is held, nil
     /// while it is not.
-    @inline(__always)
-    private func count(_ bytes: Int, faultedInLater: Bool) -> Int? {
+    @inlinable
+    func count(_ bytes: Int, faultedInLater: Bool) -> Int? {
         if faultedInLater { underWay.wrappingAdd(bytes, ordering: .relaxed) }
         let after = admitted.wrappingAdd(bytes, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
         return holdsBudget.load(ordering: .relaxed) ? after : nil
@@ -174,8 +175,8 @@ package final class FootprintAccount: Sendable {
     /// Charges `bytes` and a batch to `stock`, giving back what it held, and takes `bytes` from it;
     /// false (nothing charged) when, with the budget held, the charge would cross a threshold or
     /// pass the budget.
-    @inline(never)
-    private func refill(_ stock: UnsafeMutablePointer<ChargeStock>, taking bytes: Int) -> Bool {
+    @inline(never) @usableFromInline
+    func refill(_ stock: UnsafeMutablePointer<ChargeStock>, taking bytes: Int) -> Bool {
         stock.pointee.drain()
         let charge = bytes + Self.stockBatch
         let after = admitted.wrappingAdd(charge, ordering: .relaxed).newValue + outsideHeaps.load(ordering: .relaxed)
@@ -194,7 +195,8 @@ package final class FootprintAccount: Sendable {
     /// The budget's part of admission, once `bytes` are counted and the footprint is `after`: wakes
     /// the monitor at a threshold crossed, and tells whether the footprint is past the budget (the
     /// allocation must then wait for room).
-    private func passesBudget(_ bytes: Int, footprintAfter after: Int) -> Bool {
+    @usableFromInline
+    func passesBudget(_ bytes: Int, footprintAfter after: Int) -> Bool {
         let before = after - bytes
         if after > budgetBytes.load(ordering: .relaxed) {
             noteCrossing(of: criticalBytes)
@@ -241,7 +243,7 @@ package final class FootprintAccount: Sendable {
 
     /// `bytes` of resident heap memory were freed: into the calling thread's stock when it is
     /// charged to this account, which gives back what passes twice a batch.
-    @inline(__always)
+    @inlinable
     package func release(_ bytes: Int) {
         let stock = ChargeStock.current(stockKey)
         guard stock.pointee.isCharged(to: self) else {
@@ -266,8 +268,8 @@ package final class FootprintAccount: Sendable {
     /// Sleeps until the admitted bytes fit in the budget, woken by every free, sample and budget
     /// change; when the admission wait passes first, uncounts `bytes` and refuses them. On the
     /// reclamation thread, which makes the room, refuses them at once.
-    @inline(never)
-    private func waitForRoom(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
+    @inline(never) @usableFromInline
+    func waitForRoom(_ bytes: Int, app: AppIdentifier, faultedInLater: Bool) throws(MemoryPressureError) {
         try prepareToWait(bytes, app: app, faultedInLater: faultedInLater)
         let hasRoom = room.wait(atMost: admissionWait) { footprintBytes <= budgetBytes.load(ordering: .relaxed) }
         guard hasRoom else { throw withdrawAndRefuse(bytes, app: app, faultedInLater: faultedInLater, .budget) }

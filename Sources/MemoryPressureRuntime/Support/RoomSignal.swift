@@ -16,6 +16,7 @@ import Synchronization
 /// until it sleeps, and a suspending task checks again once it is on the list the signaller takes.
 /// On a weakly ordered machine such a wake-up can be seen late, never later than the next sample,
 /// which signals too.
+@usableFromInline
 package final class RoomSignal: Sendable {
     private let condition = ThreadCondition()
     private let waiters = Atomic<Int>(0)
@@ -77,6 +78,7 @@ package final class RoomSignal: Sendable {
 
     /// Wakes every waiter to check again; nothing when none waits.
     @inline(__always)
+    @usableFromInline
     package func signal() {
         guard waiters.load(ordering: .sequentiallyConsistent) > 0 else { return }
         wakeAll()
