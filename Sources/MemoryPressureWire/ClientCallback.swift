@@ -43,6 +43,9 @@ package enum ClientCallback: Hashable, Sendable {
 }
 
 /// How short memory is, in a memory warning.
+///
+/// This enumeration is closed: its cases are the two levels the wire format carries, and a `switch`
+/// may list them both.
 public enum MemoryWarningLevel: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// Memory is short: caches are purged, and running apps are warned.
     case warning

@@ -15,6 +15,8 @@ public func withDeadline<Value: Sendable>(_ limit: Duration, _ operation: @escap
     await withTaskGroup(of: Value?.self) { group in
         group.addTask { await operation() }
         group.addTask {
+            // The bound, not a wait: cancelled as soon as `operation` returns, it runs out only in
+            // a test that is broken or hung.
             try? await Task.sleep(for: limit)
             return nil
         }
@@ -28,6 +30,8 @@ public func eventually(within limit: Duration = generousDeadline, _ condition: (
     let deadline = ContinuousClock.now + limit
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }
+        // What the condition reads announces nothing (a kernel file, another object's state), so
+        // it is looked at again every 10 ms; no test asserts anything of how long this takes.
         try? await Task.sleep(for: .milliseconds(10))
     }
     return true
