@@ -26,6 +26,24 @@ public func residentBuffers(in heap: AppHeap, totalBytes: Int) throws -> [HeapBu
     }
 }
 
+/// How many bytes of the pages under `regions` (each an address and a byte count) are resident now, by `mincore(2)`: the pages of
+/// these buffers alone, whatever else the process allocates or frees meanwhile. A page no longer
+/// mapped is not resident.
+public func residentBytes(of regions: [(address: Int, count: Int)]) -> Int {
+    regions.reduce(0) { total, region in
+        let first = region.address & ~(pageSize - 1)
+        let end = (region.address + region.count + pageSize - 1) & ~(pageSize - 1)
+        var resident = 0
+        var page = [UInt8](repeating: 0, count: 1)
+        // One page at a time: `mincore` fails for a whole range with ENOMEM when part is unmapped.
+        for address in stride(from: first, to: end, by: pageSize)
+        where mincore(UnsafeMutableRawPointer(bitPattern: address), pageSize, &page) == 0 && page[0] & 1 != 0 {
+            resident += pageSize
+        }
+        return total + resident
+    }
+}
+
 /// The process's resident bytes now, from `/proc/self/statm` (opened, read and closed).
 public func residentBytes() throws -> Int {
     try ProcessMemory.current().residentBytes

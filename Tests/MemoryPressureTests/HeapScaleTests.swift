@@ -124,14 +124,18 @@ struct HeapScaleTests {
     /// The process's resident bytes given back at once when `app`, holding `bytes` of resident
     /// 1 MiB buffers in its heap, is removed and its buffers freed: no purge of all arenas, no
     /// waiting for decay.
+    /// The bytes of `app`'s buffers the kernel has back once the app is removed and its buffers
+    /// freed: their own pages, counted by `mincore`, so that other suites' allocations meanwhile
+    /// do not count.
     static func bytesReturnedAtOnce(by app: AppIdentifier, in registry: PurgeRegistry, holding bytes: Int) throws -> Int {
-        _ = try settledResidentBytes()
         var buffers = try residentBuffers(in: registry.heap(for: app), totalBytes: bytes)
         #expect(registry.footprint(of: app).heapBytes == bytes)
-        let withBuffers = try residentBytes()
+        let regions = buffers.map { $0.withUnsafeMutableBytes { (address: Int(bitPattern: $0.baseAddress), count: $0.count) } }
+        let withBuffers = residentBytes(of: regions)
+        #expect(withBuffers >= bytes, "\(withBuffers) bytes of the buffers' \(bytes) resident")
         let heap = try #require(registry.removeApp(app))
         buffers.removeAll()
         #expect(heap.core.isFinished)
-        return withBuffers - (try residentBytes())
+        return withBuffers - residentBytes(of: regions)
     }
 }

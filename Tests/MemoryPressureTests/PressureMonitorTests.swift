@@ -160,6 +160,31 @@ struct PressureMonitorTests {
         #expect(sample.time >= requested)
     }
 
+    /// A sample asked for while the sampling thread reads its clock (as one asked for at the
+    /// start does, while the thread takes the first sample) is taken at an instant after the asking,
+    /// not stamped with the time read before it: a wait for a sample "at the time now or later"
+    /// would see none come.
+    @Test func aSampleAskedForWhileTheThreadReadsTheTimeIsTakenAfterTheAsking() async throws {
+        let clock = AskingClock()
+        var configuration = Self.configuration(budget: Self.budget, sources: [ScriptedSampleSource(residentBytes: 0)], interval: .seconds(600))
+        configuration.clock = clock
+        let monitor = PressureMonitor(configuration: configuration)
+        let events = monitor.events.stream()
+        try monitor.start()
+        defer { monitor.stop() }
+        #expect(await events.first { $0.sample != nil } != nil)
+
+        let asked = SharedLog<ContinuousClock.Instant>()
+        clock.duringTheNextRead {
+            asked.append(.now)
+            monitor.sampleNow()
+        }
+        await monitor.lookedAtTheTimeNow()  // a pass that reads the clock
+        let requested = try #require(asked.all.first)
+        let sample = try #require(await events.first(within: .seconds(60)) { $0.sample != nil }?.sample)
+        #expect(sample.time >= requested)
+    }
+
     /// The real allocator: a budget of the footprint now plus 64 MiB; 80 MiB allocated in an arena
     /// of the test's own and touched must raise the level, and freeing and purging them must bring it
     /// back to normal after the settle time.
@@ -279,4 +304,25 @@ final class GrowingSource: MemorySampleSource {
             return bytes
         }
     }
+}
+
+/// The continuous clock, which runs a closure once in the middle of a read: after the time it
+/// returns was read, before the reader has it.
+private final class AskingClock: LibraryClock {
+    private let pending = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Runs `ask` during the next read of ``now``.
+    func duringTheNextRead(_ ask: @escaping @Sendable () -> Void) {
+        pending.withLock { $0 = ask }
+    }
+
+    var now: ContinuousClock.Instant {
+        let now = ContinuousClock.now
+        pending.withLock { pending in defer { pending = nil }; return pending }?()
+        return now
+    }
+
+    func sleepDeadline(for deadline: ContinuousClock.Instant) -> ContinuousClock.Instant? { deadline }
+
+    func onStep(_ wake: @escaping @Sendable () -> Void) {}
 }

@@ -59,13 +59,16 @@ struct SamplingLoop: Sendable {
             for look in looks + control.endLooks() { callOut(look) }
         }
         while !control.isStopRequested {
+            // The request is taken before the time is read: a sample asked for is taken at an
+            // instant after the asking, never at one read before it.
+            let requested = control.takeSampleRequest()
             let now = clock.now
             if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
-                apply(limits.check(at: now, logger: configuration.logger))
+                fullNow = apply(limits.check(at: now, logger: configuration.logger)) || fullNow
                 limitsChanged = false
             }
             let due = now >= nextTick
-            let full = control.takeSampleRequest() || fullNow || (fullAtTick && due)
+            let full = requested || fullNow || (fullAtTick && due)
             if full || due {
                 let sample = takeSample(full: full, at: now)
                 nextTick = now + interval(after: sample)
@@ -108,17 +111,17 @@ struct SamplingLoop: Sendable {
     }
 
     /// Applies what a reading of the limits decided: the sampler takes in the working set or stops,
-    /// and a budget change is judged from the next sample (taken at once) and published.
-    private mutating func apply(_ outcome: LimitWatch.Outcome) {
+    /// and a budget change is judged from the next sample and published. Returns whether that
+    /// sample is due at once: when either changed.
+    private mutating func apply(_ outcome: LimitWatch.Outcome) -> Bool {
         if let workingSet = outcome.workingSet {
             monitor.judgeControlGroupWorkingSet(workingSet.judged, aloneInControlGroup: workingSet.alone)
-            control.requestSample()
         }
         if let change = outcome.budgetChange {
             tracker.budget = change.budget
             monitor.changeBudget(change)
-            control.requestSample()
         }
+        return outcome.workingSet != nil || outcome.budgetChange != nil
     }
 
     /// Takes a sample at `now`, the time the pass judged (cheap unless `full` or the refresh
