@@ -16,6 +16,8 @@ import MemoryPressureClient
 // - CLIENT_FIXTURE_BALLAST_BYTES: bytes mapped and touched at the start, in 1 MiB pieces (none when
 //   unset); each memory warning unmaps half of the pieces left.
 // - CLIENT_FIXTURE_DELAY_MS: how long each callback takes (none when unset).
+// - CLIENT_FIXTURE_STALL: a callback (`didEnterBackground`, …) that stalls for 30 s, never answered
+//   within any deadline.
 // - CLIENT_FIXTURE_STAY: `1` to stay, after `willTerminate` was answered, until a signal ends it.
 //
 // Exit status: 0 once `willTerminate` was answered; 2 when the variable is not set; 1 when the
@@ -25,6 +27,7 @@ import MemoryPressureClient
 final class FixtureDelegate: MemoryPressureClientDelegate {
     private let log: Int32
     private let delayMilliseconds: Int32
+    private let stalled = environment("CLIENT_FIXTURE_STALL")
     private var ballast: [UnsafeMutableRawPointer] = []
     private static let piece = 1 << 20
 
@@ -57,10 +60,11 @@ final class FixtureDelegate: MemoryPressureClientDelegate {
         append("ballast \(ballast.count * Self.piece)")
     }
 
-    /// Logs `callback`, then takes the callback's time.
+    /// Logs `callback`, then takes the callback's time (30 s for the stalled one).
     private func record(_ callback: String) {
         append(callback)
-        if delayMilliseconds > 0 { _ = poll(nil, 0, delayMilliseconds) }
+        let milliseconds = callback == stalled ? 30_000 : delayMilliseconds
+        if milliseconds > 0 { _ = poll(nil, 0, milliseconds) }
     }
 
     private func append(_ line: String) {

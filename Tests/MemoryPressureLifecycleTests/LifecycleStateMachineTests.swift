@@ -63,10 +63,46 @@ import Testing
         #expect(reading == [
             .publishStates(PublishedStates.word(state: .background, callbackState: .background))
         ])
-        let readingDone = machine.endCallback()
+        let readingDone = machine.endCallback(generation: 0, now: now)
         #expect(readingDone == [.publishStates(PublishedStates.word(state: .background, callbackState: nil))])
         let entered = machine.finishEnteringBackground(generation: 0)
         #expect(entered == moved(.background, .suspended) + [.suspendNotifications])
+        #expect(machine.state == .suspended)
+    }
+
+    /// `didEnterBackground` overruns its deadline: its timer fires, and the callback returns (a
+    /// process app's wait for its child's answer times out), at the same instant, in either order.
+    /// Whichever comes first ends the app with `deadline`, once; the other, and the entry's end
+    /// after it, find nothing to do: the app never suspends past an unanswered callback.
+    @Test(arguments: [true, false])
+    func aCallbackDeadlineAndItsReturnAtTheSameInstantEndTheAppOnce(timerFirst: Bool) throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.enterBackground(now: now)
+        let deadline = Machine.CallbackDeadline(instant: now + .seconds(5), reason: .deadline)
+        _ = machine.beginCallback(.didEnterBackground, generation: 0, deadline: deadline)
+        let returned = { (machine: inout Machine) in machine.endCallback(generation: 0, now: deadline.instant) }
+        let first = timerFirst ? machine.callbackDeadlinePassed(generation: 0) : returned(&machine)
+        let second = timerFirst ? returned(&machine) : machine.callbackDeadlinePassed(generation: 0)
+        #expect(first.contains(.report(.terminated(app: app, reason: .deadline, state: .background))))
+        #expect(second.isEmpty)
+        #expect(machine.finishEnteringBackground(generation: 0).isEmpty)
+        #expect(machine.state == .notRunning)
+        #expect(machine.terminationReason == .deadline)
+    }
+
+    /// A callback that returns before its deadline goes on as usual, and its timer, late, finds
+    /// nothing to end.
+    @Test func aCallbackThatReturnsBeforeItsDeadlineGoesOnAndItsLateTimerEndsNothing() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        _ = try machine.enterBackground(now: now)
+        let deadline = Machine.CallbackDeadline(instant: now + .seconds(5), reason: .deadline)
+        _ = machine.beginCallback(.didEnterBackground, generation: 0, deadline: deadline)
+        let returned = machine.endCallback(generation: 0, now: deadline.instant - .nanoseconds(1))
+        #expect(returned == [.publishStates(PublishedStates.word(state: .background, callbackState: nil))])
+        #expect(machine.callbackDeadlinePassed(generation: 0).isEmpty)
+        #expect(machine.finishEnteringBackground(generation: 0) == moved(.background, .suspended) + [.suspendNotifications])
         #expect(machine.state == .suspended)
     }
 
@@ -308,6 +344,10 @@ import Testing
         #expect(suspended.isEmpty)
         let reading = machine.beginCallback(.didEnterBackground, generation: 0)
         #expect(reading.isEmpty)
+        let returned = machine.endCallback(generation: 0, now: now + .seconds(60))
+        #expect(returned.isEmpty)
+        let overran = machine.callbackDeadlinePassed(generation: 0)
+        #expect(overran.isEmpty)
         let terminated = machine.terminateNow(reason: .deadline, generation: 0)
         #expect(terminated.isEmpty)
         let released = machine.release(SuspensionHold(generation: 0))

@@ -309,6 +309,63 @@ extension ChildProcessTests {
             #expect(app.terminationReason == .launchDeadline, "an unanswered launch is the iOS watchdog's launch timeout")
         }
 
+        /// A child that stalls past its deadline in `didEnterBackground`, or in `willTerminate`: its
+        /// app ends with `deadline` every time, and its process is killed, never suspended
+        /// mid-callback. The deadline's timer and the wait for the child's answer end at the same
+        /// instant; whichever comes first decides the same. Two hundred trials, twenty children at
+        /// a time.
+        @Test(arguments: ["didEnterBackground", "willTerminate"])
+        func aChildStalledPastItsDeadlineEndsWithDeadlineEveryTime(stalledIn callback: String) async throws {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let system = try Self.system()
+            var environment = ClientChannelTests.sanitizerEnvironment
+            environment["CLIENT_FIXTURE_STALL"] = callback
+            let configuration = try AppConfiguration(
+                backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100), backgroundTaskTimeLimit: .seconds(30)
+            )
+            let apps = try (0..<20).map { number in
+                try system.register(
+                    .test("stalled-\(number)"), process: ProcessSpecification(executable: fixture, environment: environment),
+                    configuration: configuration, options: ProcessAppOptions(channel: .client)
+                )
+            }
+            var failures: [String] = []
+            var children: [pid_t] = []
+            for _ in 0..<10 {
+                await withTaskGroup(of: (failure: String?, pid: pid_t?).self) { group in
+                    for app in apps {
+                        group.addTask {
+                            do {
+                                let launched = try await app.launch()
+                                let pid = system.process(of: app.identifier)?.pid
+                                guard launched == .active else { return ("\(app.identifier) launched to \(launched)", pid) }
+                                let ended = callback == "didEnterBackground"
+                                    ? try await app.enterBackground() : try await app.terminate(reason: .explicit)
+                                let reason = app.terminationReason
+                                guard ended == .notRunning, reason == .deadline else {
+                                    return ("\(app.identifier) ended \(ended), reason \(reason.map { "\($0)" } ?? "none")", pid)
+                                }
+                                return (nil, pid)
+                            } catch {
+                                return ("\(app.identifier): \(error)", nil)
+                            }
+                        }
+                    }
+                    for await outcome in group {
+                        if let failure = outcome.failure { failures.append(failure) }
+                        if let pid = outcome.pid { children.append(pid) }
+                    }
+                }
+                // A trial that failed leaves its app running: the next round could not launch it.
+                guard failures.isEmpty else { break }
+            }
+            #expect(failures == [])
+            #expect(children.count == 200)
+            // Every stalled child was killed, none left frozen.
+            #expect(await eventually { children.allSatisfy { kill($0, 0) != 0 } })
+            await system.shutDown()
+        }
+
         // MARK: Bad input
 
         @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {

@@ -184,7 +184,8 @@ struct LifecycleModel {
                 recording.log.append("ended \(open.count), still \(machine.state)")
                 post(name: 9, delta: 1)
             }
-            perform(machine.endCallback(), &recording)
+            // The model gives no callback a deadline: its delegate never overruns one.
+            perform(machine.endCallback(generation: generation, now: .now), &recording)
         }
 
         /// Posts a notification: delivered once its turn comes, queued while suspended, or dropped.

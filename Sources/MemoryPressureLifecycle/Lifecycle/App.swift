@@ -379,20 +379,23 @@ public actor App {
     /// Calls the delegate. For a callback with a deadline, a timer off the run loop terminates the
     /// app (reason `deadline`) and releases the waiting transition if the callback overruns.
     private func call(_ callback: LifecycleCallback, generation: Int, completion: Completion<AppState>?) {
-        var timer: DeadlineTimers.Token?
+        var deadline: Lifecycle.CallbackDeadline?
         if let (limit, reason) = callback.deadline(in: configuration) {
             let now = clock.now
             if callback == .willFinishLaunching { launchStart = now }
-            let deadline = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? now + limit
-            timer = threads.timers.schedule(at: deadline) { [self] in
-                terminateNow(reason: reason, generation: generation, fromTimer: true)
-                completion?.resolve(.notRunning)
+            let instant = (callback == .didFinishLaunching ? launchStart : nil).map { $0 + limit } ?? now + limit
+            deadline = Lifecycle.CallbackDeadline(instant: instant, reason: reason)
+        }
+        update { $0.beginCallback(callback, generation: generation, deadline: deadline) }
+        // Armed once the machine knows the deadline, which decides against the callback's return.
+        let timer = deadline.map { deadline in
+            threads.timers.schedule(at: deadline.instant) { [self] in
+                if callbackDeadlinePassed(generation: generation) { completion?.resolve(.notRunning) }
             }
         }
-        update { $0.beginCallback(callback, generation: generation) }
         defer {
             timer.map(threads.timers.cancel)
-            update { $0.endCallback() }
+            update { $0.endCallback(generation: generation, now: clock.now) }
         }
         report(.callback(app: identifier, callback))
         callOut {
@@ -441,12 +444,19 @@ public actor App {
         update { $0.release(hold) }
     }
 
-    /// Terminates the app at once, without a callback, if it is still in `generation`; from the
-    /// deadline timers' thread (`fromTimer`), its events are delivered from a task.
-    nonisolated func terminateNow(reason: TerminationReason, generation: Int, fromTimer: Bool = false) {
-        guard fromTimer else { return update { $0.terminateNow(reason: reason, generation: generation) } }
+    /// Terminates the app at once, without a callback, if it is still in `generation`.
+    nonisolated func terminateNow(reason: TerminationReason, generation: Int) {
+        update { $0.terminateNow(reason: reason, generation: generation) }
+    }
+
+    /// From the deadline timers' thread: the running callback of `generation` overran its
+    /// deadline, and the app ends, unless the callback returned first. Its events are delivered
+    /// from a worker. Returns whether the app ended.
+    private nonisolated func callbackDeadlinePassed(generation: Int) -> Bool {
         withRecordFromTimer { record in
-            carryOut(record.machine.terminateNow(reason: reason, generation: generation), on: &record)
+            let actions = record.machine.callbackDeadlinePassed(generation: generation)
+            carryOut(actions, on: &record)
+            return !actions.isEmpty
         }
     }
 

@@ -79,6 +79,9 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
         /// background in `willEnterForeground`, …); nil between callbacks, when the app reads
         /// ``state``.
         var callbackState: AppState?
+        /// When the callback running now overruns, and the reason it then ends the app with; nil
+        /// between callbacks and for one with no deadline.
+        var callbackDeadline: CallbackDeadline?
         /// This stay in the background or suspended; nil in the foreground.
         var stay: BackgroundStay?
         /// `willTerminate` is queued or running.
@@ -110,6 +113,17 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
         /// Whether the expiration handlers have had their turn on the run loop: the expiry waits
         /// for it while the run loop only waits for a worker.
         var expirationHandlersBegan = false
+    }
+
+    /// A callback's deadline: the instant it overruns, and the termination's reason then.
+    package struct CallbackDeadline: Sendable, Equatable {
+        package var instant: ContinuousClock.Instant
+        package var reason: TerminationReason
+
+        package init(instant: ContinuousClock.Instant, reason: TerminationReason) {
+            self.instant = instant
+            self.reason = reason
+        }
     }
 
     /// The app the machine's errors and events name.
@@ -276,18 +290,43 @@ extension LifecycleStateMachine {
 // MARK: What the app's run loop and timers report
 
 extension LifecycleStateMachine {
-    /// A delegate callback of `generation` begins: the state it reads.
-    mutating func beginCallback(_ callback: LifecycleCallback, generation: Int) -> [Action] {
+    /// A delegate callback of `generation` begins, with its `deadline` if it has one: the state
+    /// it reads.
+    mutating func beginCallback(_ callback: LifecycleCallback, generation: Int, deadline: CallbackDeadline? = nil) -> [Action] {
         guard self.generation == generation else { return [] }
         let reported = callback.reportedState(launchingInBackground: launchOptions.reason.launchesInBackground)
-        updateRunning { $0.callbackState = reported }
+        updateRunning { running in
+            running.callbackState = reported
+            running.callbackDeadline = deadline
+        }
         return [.publishStates(publishedStates)]
     }
 
-    /// A delegate callback has returned: the app reads its state again.
-    mutating func endCallback() -> [Action] {
-        updateRunning { $0.callbackState = nil }
+    /// A delegate callback of `generation` has returned at `now`: the app reads its state again.
+    /// One that returned at or after its deadline overran it, and ends the app as the deadline's
+    /// timer would have (whichever of the two comes first decides; the other finds nothing to do):
+    /// an app never goes on, nor suspends, past a callback that overran.
+    mutating func endCallback(generation: Int, now: ContinuousClock.Instant) -> [Action] {
+        guard self.generation == generation else { return [] }
+        let deadline = updateRunning { running in
+            defer {
+                running.callbackState = nil
+                running.callbackDeadline = nil
+            }
+            return running.callbackDeadline
+        } ?? nil
+        if let deadline, now >= deadline.instant {
+            return end(reason: deadline.reason)
+        }
         return [.publishStates(publishedStates)]
+    }
+
+    /// The deadline of the callback of `generation` has passed while it still runs (its timer
+    /// fired): the app ends with the deadline's reason. Nothing when the callback has returned
+    /// (``endCallback(generation:now:)`` decided) or the app has ended since.
+    mutating func callbackDeadlinePassed(generation: Int) -> [Action] {
+        guard self.generation == generation, let deadline = running?.callbackDeadline else { return [] }
+        return end(reason: deadline.reason)
     }
 
     /// One `didEnterBackground` of `generation` has returned: one entry fewer under way, then
