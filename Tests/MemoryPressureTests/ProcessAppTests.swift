@@ -366,6 +366,27 @@ extension ChildProcessTests {
             await system.shutDown()
         }
 
+        @Test func aSimulatedWarningReachesAChildOnItsChannelAsTheLaddersDoes() async throws {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let directory = try TemporaryDirectory()
+            let log = directory.path.appending("callbacks").string
+            let system = try Self.system()
+            var environment = ClientChannelTests.sanitizerEnvironment
+            environment["CLIENT_FIXTURE_LOG"] = log
+            let app = try system.register(
+                .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+            )
+            #expect(try await app.launch() == .active)
+            let delivery = try await system.simulateMemoryWarning(level: .critical)
+            #expect(delivery.appsReached == 1)
+            #expect(delivery.appsTimedOut.isEmpty)
+            // The child answered before the delivery ended: its line is written.
+            #expect(try ClientChannelTests.lines(log).last == "ballast 0")
+            #expect(try ClientChannelTests.lines(log).contains("didReceiveMemoryWarning critical"))
+            await system.shutDown()
+        }
+
         // MARK: Bad input
 
         @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {
