@@ -202,6 +202,13 @@ let package = Package(
             dependencies: ["MemoryPressureClient"],
             path: "Tests/ClientFixture"
         ),
+        // A host for the tests of children that must not outlive it: runs three process apps, then
+        // ends by SIGKILL or exit(0), never shutDown(); or sweeps, as the next host, what one left.
+        .executableTarget(
+            name: "host-fixture",
+            dependencies: ["MemoryPressure", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/HostFixture"
+        ),
         .testTarget(name: "JemallocTests", dependencies: ["Jemalloc", "MemoryPressureTestKit", "MemoryTestSupport"]),
         // Each layer's own tests, which import no layer above it.
         .testTarget(
@@ -225,6 +232,7 @@ let package = Package(
                 "MemoryPressure",
                 "MemoryPressureClient",
                 "client-fixture",
+                "host-fixture",
                 "Jemalloc",
                 "MemoryPressureTestKit",
                 "MemoryTestSupport",

@@ -7,13 +7,14 @@
 //
 // The child's part runs between the fork and the exec of a multi-threaded parent, so it calls only
 // async-signal-safe functions (POSIX's list: sigaction, sigprocmask, write, setpgid, chdir, execve,
-// _exit) and touches nothing another thread may have locked.
+// _exit; and the prctl and getppid system calls) and touches nothing another thread may have locked.
 
 #ifdef __linux__
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -66,6 +67,8 @@ typedef enum {
     mp_spawn_stage_exec = 6,
     /// The child could not place its inherited descriptors.
     mp_spawn_stage_descriptors = 7,
+    /// The child could not ask for its parent-death signal, or its parent had already died.
+    mp_spawn_stage_parent_death = 8,
 } mp_spawn_stage;
 
 typedef struct {
@@ -87,13 +90,21 @@ typedef struct {
 #endif
 #define MP_CLOSE_RANGE_CLOEXEC (1U << 2)
 
-/// The child's side: join the cgroups, make a process group, change directory, put the inherited
-/// descriptors at 3, 4, … and mark every other descriptor from there up close-on-exec, exec.
+/// The child's side: ask for `parent_death_signal` (0: none) when the thread that made it ends,
+/// join the cgroups, make a process group, change directory, put the inherited descriptors at 3,
+/// 4, … and mark every other descriptor from there up close-on-exec, exec.
 /// Reports the failed step and errno on `report` and exits 127. Never returns.
 static inline void mp_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
                                   const int *cgroup_procs, int cgroup_count,
-                                  const int *inherited, int inherited_count, int report) {
+                                  const int *inherited, int inherited_count,
+                                  int parent_death_signal, pid_t parent, int report) {
     int stage = mp_spawn_stage_none;
+    // The kernel sends the signal when the thread that made the child ends (the whole process's
+    // end included). A parent that died before the request leaves the child reparented already.
+    if (parent_death_signal != 0) {
+        if (prctl(PR_SET_PDEATHSIG, (unsigned long)parent_death_signal, 0UL, 0UL, 0UL) != 0) { stage = mp_spawn_stage_parent_death; goto failed; }
+        if (getppid() != parent) { errno = ESRCH; stage = mp_spawn_stage_parent_death; goto failed; }
+    }
     // Signal dispositions the parent ignores survive exec; the child starts with the defaults and
     // an empty mask, as posix_spawn with POSIX_SPAWN_SETSIGDEF and SETSIGMASK does.
     for (int signal_number = 1; signal_number < 65; signal_number++) {
@@ -148,7 +159,8 @@ failed:;
 /// Starts `path` with `argv` and `envp` in `directory` (NULL: the parent's), after the child has
 /// written "0" to each of the `cgroup_count` open `cgroup.procs` descriptors, with the
 /// `inherited_count` (at most 64) `inherited` descriptors as its 3, 4, …, and its 0, 1 and 2 as
-/// the parent's. Returns once the child has exec'd, or has failed and been reaped. `try_clone3` 0
+/// the parent's, and `parent_death_signal` (0: none) sent to it when the calling thread ends.
+/// Returns once the child has exec'd, or has failed and been reaped. `try_clone3` 0
 /// goes straight to the fallback (for tests of it).
 ///
 /// clone3 with CLONE_PIDFD (Linux 5.3) makes the child and its pidfd at once; where clone3 is
@@ -158,8 +170,10 @@ failed:;
 /// alone, which runs only the async-signal-safe steps above.
 static inline void mp_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
                             const int *cgroup_procs, int cgroup_count,
-                            const int *inherited, int inherited_count, int try_clone3, mp_spawn_result *result) {
+                            const int *inherited, int inherited_count, int parent_death_signal,
+                            int try_clone3, mp_spawn_result *result) {
     memset(result, 0, sizeof *result);
+    pid_t parent = getpid();
     result->pidfd = -1;
     int report[2];
     if (syscall(SYS_pipe2, report, O_CLOEXEC) != 0) {
@@ -184,7 +198,8 @@ static inline void mp_spawn(const char *path, char *const argv[], char *const en
     }
     if (pid == 0) {
         close(report[0]);
-        mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, inherited, inherited_count, report[1]);
+        mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, inherited, inherited_count,
+                       parent_death_signal, parent, report[1]);
     }
     int saved = errno;
     close(report[1]);

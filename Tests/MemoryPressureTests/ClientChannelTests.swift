@@ -377,18 +377,8 @@ extension ChildProcessTests {
 
         // MARK: Helpers
 
-        /// The `client-fixture` executable beside the test bundle (`/proc/self/exe`); nil when it is
-        /// not there.
-        static let fixture: String? = {
-            let target = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4_096) { buffer -> String? in
-                let count = readlink("/proc/self/exe", buffer.baseAddress!, buffer.count)
-                guard count > 0, count < buffer.count else { return nil }
-                return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: count), as: UTF8.self)
-            }
-            guard let target else { return nil }
-            let path = FilePath(target).removingLastComponent().appending("client-fixture").string
-            return access(path, X_OK) == 0 ? path : nil
-        }()
+        /// The `client-fixture` executable beside the test bundle; nil when it is not there.
+        static let fixture = executableBesideTheTests(named: "client-fixture")
 
         /// Starts the fixture with `channel`'s child end as its descriptor 3, and closes that end here.
         static func spawnFixture(on channel: ClientChannel, log: String, _ environment: [String: String] = [:]) throws -> ChildProcess {
@@ -519,4 +509,16 @@ final class StoppingClientDelegate: MemoryPressureClientDelegate {
     }
 
     func willResignActive() { client.stop() }
+}
+
+/// The executable `name` built beside the test bundle (`/proc/self/exe`); nil when it is not there.
+func executableBesideTheTests(named name: String) -> String? {
+    let target = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 4_096) { buffer -> String? in
+        let count = readlink("/proc/self/exe", buffer.baseAddress!, buffer.count)
+        guard count > 0, count < buffer.count else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: buffer.baseAddress, count: count), as: UTF8.self)
+    }
+    guard let target else { return nil }
+    let path = FilePath(target).removingLastComponent().appending(name).string
+    return access(path, X_OK) == 0 ? path : nil
 }

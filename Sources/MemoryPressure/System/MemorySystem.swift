@@ -495,6 +495,7 @@ extension MemorySystem {
     @discardableResult
     public func shutDown() async -> [TerminationRecord] {
         let records = await terminateEveryApp()
+        processes.shutDown()
         // The joins wait for the threads to end: on a thread of their own, not the pool's.
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let threads = threads

@@ -65,9 +65,19 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     /// Why a freezer is missing, for the log.
     package var freezerV2Reason: String?
     package var freezerV1Reason: String?
-    /// How many empty cgroups that processes no longer alive left behind were removed when the
-    /// parents were found.
-    package var leftoversRemoved = 0
+    /// The cgroups that processes no longer alive left for their children, found with the
+    /// parents: removed at once when empty, or emptied (their members thawed and killed) and
+    /// removed on a thread of their own.
+    package var leftovers = Leftovers()
+    /// Cgroups that processes no longer alive left.
+    package struct Leftovers: Hashable, Sendable {
+        /// Empty, removed at once.
+        package var removed: [FilePath] = []
+        /// Holding processes (a frozen child, perhaps), emptied and removed on a thread of their own.
+        package var emptied: [FilePath] = []
+    }
+    /// How many empty leftovers were removed at once.
+    package var leftoversRemoved: Int { leftovers.removed.count }
 
     /// The freezer used when none is asked for: v2, else v1, else the stop signal.
     package var automaticFreezeMechanism: FreezeMechanism {
@@ -143,7 +153,9 @@ package struct ChildControlGroupParents: Hashable, Sendable {
             parents.freezerV1Reason = "there is no v1 freezer hierarchy"
         }
         for parent in Set([parents.memory?.directory, parents.freezerV2, parents.freezerV1].compactMap(\.self)) {
-            parents.leftoversRemoved += removeLeftovers(in: parent)
+            let found = removeLeftovers(in: parent)
+            parents.leftovers.removed += found.removed
+            parents.leftovers.emptied += found.emptied
         }
         return parents
     }
@@ -153,11 +165,12 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     /// Those that still hold the dead maker's children (frozen, perhaps, for ever) are emptied on a
     /// thread of their own, their children thawed and killed, as the maker would have at its end,
     /// so that finding the parents never waits for them. A cgroup whose maker is alive is left alone.
-    private static func removeLeftovers(in parent: FilePath) -> Int {
-        guard let directory = opendir(parent.string) else { return 0 }
+    /// Returns those removed at once and those being emptied.
+    private static func removeLeftovers(in parent: FilePath) -> Leftovers {
+        guard let directory = opendir(parent.string) else { return Leftovers() }
         defer { closedir(directory) }
         let prefix = "memory-pressure-child-"
-        var removed = 0
+        var removed: [FilePath] = []
         var occupied: [FilePath] = []
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
@@ -166,7 +179,7 @@ package struct ChildControlGroupParents: Hashable, Sendable {
                   maker != getpid(), kill(maker, 0) != 0, errno == ESRCH
             else { continue }
             if rmdir(parent.appending(name).string) == 0 {
-                removed += 1
+                removed.append(parent.appending(name))
             } else if errno == EBUSY {
                 occupied.append(parent.appending(name))
             }
@@ -176,7 +189,7 @@ package struct ChildControlGroupParents: Hashable, Sendable {
         }) {
             pthread_detach(thread)
         }
-        return removed
+        return Leftovers(removed: removed, emptied: occupied)
     }
 
     /// Makes a child directory of `parent`, checks that the kernel gave it `file`, and removes it;

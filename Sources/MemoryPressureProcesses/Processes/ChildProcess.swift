@@ -116,9 +116,14 @@ package final class ChildProcess: Sendable {
     /// Validates `specification`, makes the child's cgroups, and starts it in them, in its own
     /// process group. Returns once it has exec'd. A bad specification, or a start the kernel refuses,
     /// throws and leaves no process and no cgroup behind.
+    ///
+    /// Made through `spawner`, the child dies with the spawner's thread, and so with this process
+    /// however it ends (see ``ChildSpawner``); made without one, on the calling thread, it may
+    /// outlive this process.
     package static func spawn(
         _ specification: ProcessSpecification,
         options: ChildProcessOptions = ChildProcessOptions(),
+        through spawner: ChildSpawner? = nil,
         logger: Logger = Logger(label: "MemoryPressure.ChildProcess")
     ) throws(MemoryPressureError) -> ChildProcess {
         let validated = try specification.validated()
@@ -176,13 +181,19 @@ package final class ChildProcess: Sendable {
                     processLists.withUnsafeBufferPointer { lists in
                         options.inheritedDescriptors.withUnsafeBufferPointer { inherited in
                             func spawn(in directory: UnsafePointer<CChar>?) {
-                                mp_spawn(
-                                    validated.executablePath, argv, envp, directory,
-                                    lists.baseAddress, Int32(lists.count),
-                                    inherited.baseAddress, Int32(inherited.count),
-                                    options.triesClone3 ? 1 : 0,
-                                    &result
-                                )
+                                func spawnHere(parentDeathSignal: Int32) {
+                                    mp_spawn(
+                                        validated.executablePath, argv, envp, directory,
+                                        lists.baseAddress, Int32(lists.count),
+                                        inherited.baseAddress, Int32(inherited.count),
+                                        parentDeathSignal, options.triesClone3 ? 1 : 0,
+                                        &result
+                                    )
+                                }
+                                guard let spawner else { return spawnHere(parentDeathSignal: 0) }
+                                // Every parent this process may use: a later child may be frozen another way.
+                                let guarded = [parents.memory?.directory, parents.freezerV2, parents.freezerV1].compactMap(\.self)
+                                spawner.run(guarding: guarded) { spawnHere(parentDeathSignal: SIGKILL) }
                             }
                             if let directory { directory.withCString { spawn(in: $0) } } else { spawn(in: nil) }
                         }
@@ -243,6 +254,7 @@ package final class ChildProcess: Sendable {
         case mp_spawn_stage_process_group: return .processCouldNotStart(executable, step: "setpgid", errno: errno)
         case mp_spawn_stage_directory: return .processCouldNotStart(executable, step: "changing to its working directory", errno: errno)
         case mp_spawn_stage_descriptors: return .processCouldNotStart(executable, step: "placing its inherited descriptors", errno: errno)
+        case mp_spawn_stage_parent_death: return .processCouldNotStart(executable, step: "asking for its parent-death signal", errno: errno)
         default: return .processCouldNotStart(executable, step: "spawn", errno: errno)
         }
     }
@@ -260,11 +272,18 @@ package final class ChildProcess: Sendable {
         if let reason = parents.freezerV2Reason { metadata["freezer_v2_unavailable"] = "\(reason)" }
         if let reason = parents.freezerV1Reason { metadata["freezer_v1_unavailable"] = "\(reason)" }
         if let reason = parents.memoryReason { metadata["memory_cgroup_unavailable"] = "\(reason)" }
-        if parents.leftoversRemoved > 0 { metadata["leftover_cgroups_removed"] = "\(parents.leftoversRemoved)" }
         logger.notice(
             "child processes are frozen by \(parents.automaticFreezeMechanism) and measured by \(parents.memoryMechanism)",
             metadata: metadata
         )
+        let (removed, emptied) = (parents.leftovers.removed, parents.leftovers.emptied)
+        if !removed.isEmpty || !emptied.isEmpty {
+            let held = emptied.isEmpty ? "" : "; \(emptied.count) still held processes, which are thawed and killed"
+            logger.warning(
+                "swept \(removed.count + emptied.count) child cgroups left by processes no longer alive\(held)",
+                metadata: ["removed": "\(removed.map(\.string))", "emptied": "\(emptied.map(\.string))"]
+            )
+        }
     }
 
     // MARK: Exit

@@ -85,6 +85,9 @@ package final class ProcessApps: FootprintContributor {
 
     private let state = LibraryLock(State())
     private let exitWatch: ProcessExitWatch
+    /// Where the children are started, so that none outlives this process; nil (said in the
+    /// log) when its pipe could not be made.
+    private let spawner: ChildSpawner?
     private let logger: Logger
     /// How long a memory warning waits for a client child's answer.
     package let warningTimeout: Duration
@@ -96,6 +99,19 @@ package final class ProcessApps: FootprintContributor {
         self.logger = logger
         self.endApp = endApp
         exitWatch = ProcessExitWatch(logger: logger)
+        do {
+            spawner = try ChildSpawner(logger: logger)
+        } catch {
+            logger.error("children are started on their launching threads (\(error)): a child may outlive its host")
+            spawner = nil
+        }
+    }
+
+    /// Ends the spawner's thread and its guardian once no child runs (the system's shutdown); a
+    /// later launch starts them again.
+    package func shutDown() {
+        guard state.withLock({ $0.running.isEmpty }) else { return }
+        spawner?.stop()
     }
 
     /// A system let go with children still running: they are no longer watched, and go with their
@@ -180,6 +196,7 @@ package final class ProcessApps: FootprintContributor {
         let child = try ChildProcess.spawn(
             registration.specification.addingEnvironment(environment),
             options: ChildProcessOptions(freezeMechanism: registration.options.freezeMechanism, inheritedDescriptors: inherited),
+            through: spawner,
             logger: logger
         )
         channel?.closeChildEnd()

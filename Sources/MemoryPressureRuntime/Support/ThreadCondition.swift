@@ -7,7 +7,7 @@ import Musl
 /// A mutex and a condition variable on the monotonic clock: what the library's own threads (the
 /// run-loop workers, the reclamation thread, an allocation waiting for room) sleep
 /// on. Tasks never wait on it.
-final class ThreadCondition: @unchecked Sendable {
+package final class ThreadCondition: @unchecked Sendable {
     // @unchecked: the mutex and the condition live at fixed addresses for the object's lifetime and
     // are used only through pthread calls, which synchronise.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
