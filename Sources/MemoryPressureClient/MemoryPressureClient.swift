@@ -18,6 +18,10 @@ import Synchronization
 /// final class AppDelegate: MemoryPressureClientDelegate {
 ///     private var thumbnails: [String: [UInt8]] = [:]
 ///
+///     func didFinishLaunching(options: ClientLaunchOptions) {
+///         if let saved = options.restoredState { restore(saved) }  // where the last instance was
+///     }
+///
 ///     func didEnterBackground() {
 ///         saveState()
 ///         thumbnails.removeAll()
@@ -31,7 +35,9 @@ import Synchronization
 ///         saveState()
 ///     }
 ///
-///     private func saveState() { /* … */ }
+///     private func saveState() { try? client.saveState(Array(position.utf8)) }
+///     private func restore(_ saved: [UInt8]) { position = String(decoding: saved, as: UTF8.self) }
+///     private var position = ""
 /// }
 ///
 /// do {
@@ -67,9 +73,14 @@ import Synchronization
 ///   `willFinishLaunching`, `didFinishLaunching`, `didBecomeActive`, `willResignActive`,
 ///   `didEnterBackground`, `willEnterForeground`, `willTerminate`, and `didReceiveMemoryWarning`,
 ///   whose argument is the level, `warning` or `critical`.
+///   From protocol 2 (``ClientProtocol``, whose version the system gives in
+///   `MEMORY_PRESSURE_CLIENT_PROTOCOL`), `launchOptions` comes before `willFinishLaunching`, its
+///   argument ``ClientLaunchOptions``' fields as `key=value` (percent-encoded, the state in base64);
+///   the client keeps them (``launchOptions``) and hands them to the launch callbacks.
 /// - **Child → system**: one datagram `<sequence> done` once the callback has returned. Every
 ///   message with a sequence is answered: one whose callback (or argument) this client does not
 ///   know is answered without calling the delegate. A datagram without a sequence is dropped.
+///   From protocol 2, `saveState <base64>` (``saveState(_:)``) at any time.
 /// - The system waits for each lifecycle callback's answer within its deadline, and reads a late
 ///   answer as none; a child that does not answer in time is ended, as an iOS app that overruns
 ///   one. It may send a memory warning without waiting for its answer.
@@ -94,23 +105,33 @@ public final class MemoryPressureClient: Sendable {
     /// The channel's descriptor, owned by the client: closed when it goes away.
     public let descriptor: Int32
 
+    /// The client protocol the system speaks (``ClientProtocol``): from protocol 2 it sends the
+    /// launch options and keeps the state the child saves.
+    public let systemProtocolVersion: Int
+
     /// The last ``start(delegate:)``'s run.
     private let current = Mutex<Run?>(nil)
+    /// The options of this launch, once the system has sent them.
+    private let receivedLaunchOptions = Mutex<ClientLaunchOptions?>(nil)
 
-    /// The longest message read whole; a longer one is no message of the protocol.
-    private static let messageCapacity = 128
+    /// The longest message read whole (launch options with the largest saved state, in base64); a
+    /// longer one is no message of the protocol.
+    private static let messageCapacity = (ClientProtocol.largestSavedState + 2) / 3 * 4 + 4_096
 
     /// A client on `descriptor`, which it owns from now on (and closes when it goes away), marked
     /// close-on-exec. Use it where the descriptor comes from elsewhere than the environment; a
     /// descriptor has one client.
     ///
-    /// - Parameter descriptor: A Unix `SOCK_SEQPACKET` socket whose other end is the system's.
+    /// - Parameters:
+    ///   - descriptor: A Unix `SOCK_SEQPACKET` socket whose other end is the system's.
+    ///   - systemProtocolVersion: The protocol the system speaks; this library's by default.
     /// - Throws: ``MemoryPressureClientError/Code/unusableDescriptor`` when it is not open, or is
     ///   not such a socket.
-    public init(descriptor: Int32) throws(MemoryPressureClientError) {
+    public init(descriptor: Int32, systemProtocolVersion: Int = ClientProtocol.version) throws(MemoryPressureClientError) {
         try Self.check(descriptor)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         self.descriptor = descriptor
+        self.systemProtocolVersion = systemProtocolVersion
     }
 
     deinit {
@@ -132,10 +153,21 @@ public final class MemoryPressureClient: Sendable {
         try fromEnvironmentClient.withLock { client throws(MemoryPressureClientError) -> MemoryPressureClient? in
             if let client { return client }
             guard let value = getenv(environmentName) else { return nil }
-            let made = try MemoryPressureClient(descriptor: descriptor(fromEnvironmentValue: String(cString: value)))
+            let made = try MemoryPressureClient(
+                descriptor: descriptor(fromEnvironmentValue: String(cString: value)), systemProtocolVersion: systemProtocolFromEnvironment()
+            )
             client = made
             return made
         }
+    }
+
+    /// The system's protocol, from `MEMORY_PRESSURE_CLIENT_PROTOCOL`: 1 when it is not set (a
+    /// system older than the variable) or not a number.
+    private static func systemProtocolFromEnvironment() -> Int {
+        guard let value = getenv(ClientProtocol.environmentName),
+              let version = ClientMessage.decimal(String(cString: value).utf8), version >= 1, version <= 1_000
+        else { return 1 }
+        return Int(version)
     }
 
     /// The descriptor number `value` gives.
@@ -236,6 +268,55 @@ public final class MemoryPressureClient: Sendable {
         return run.ending
     }
 
+    // MARK: Launch options and saved state
+
+    /// The options of this launch: why the app launched, how its previous instance ended, and the
+    /// state it saved; nil until the system has sent them (before `willFinishLaunching`), and from
+    /// a system of protocol 1.
+    public var launchOptions: ClientLaunchOptions? {
+        receivedLaunchOptions.withLock { $0 }
+    }
+
+    /// Saves `state` for the app's next launch, which finds it, byte for byte, in
+    /// ``ClientLaunchOptions/restoredState``: the system writes it atomically into the app's state
+    /// archive, as `App.saveState(_:)` does for an app in its process, and the last state saved is
+    /// the one restored. Call it from `didEnterBackground` (the process may be frozen, and then
+    /// terminated, once that returns) and from `willTerminate`.
+    ///
+    /// The system reads the state before it takes the answer of the callback that saves it, so a
+    /// state saved in a callback is kept before the callback is over. One saved between callbacks is
+    /// read at the next callback, or at the app's termination.
+    ///
+    /// - Parameter state: The state, at most ``ClientProtocol/largestSavedState`` bytes.
+    /// - Throws: ``MemoryPressureClientError/Code/stateNotAccepted`` for a larger state or a system
+    ///   of protocol 1; ``MemoryPressureClientError/Code/stateNotSent`` when the system's end is
+    ///   closed, or its queue stays full for a second (it has not read the states saved before).
+    public func saveState(_ state: [UInt8]) throws(MemoryPressureClientError) {
+        guard systemProtocolVersion >= 2 else { throw .stateNotKept(systemProtocol: systemProtocolVersion) }
+        guard state.count <= ClientProtocol.largestSavedState else { throw .stateTooLarge(state.count) }
+        var text = ClientMessage.saveStateDatagram(state)
+        let deadline = ContinuousClock.now + .seconds(1)
+        while true {
+            let failure = text.withUTF8 { bytes in
+                send(descriptor, bytes.baseAddress, bytes.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) >= 0 ? 0 : errno
+            }
+            switch failure {
+            case 0:
+                return
+            case EINTR:
+                continue
+            case EAGAIN, EWOULDBLOCK, ENOBUFS, ENOMEM:
+                guard ContinuousClock.now < deadline else {
+                    throw .stateNotSent("the system's queue stayed full for 1 s; it reads saved states at each callback", errno: failure)
+                }
+                var entry = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&entry, 1, 10)
+            default:
+                throw .stateNotSent("the system's end is closed", errno: failure)
+            }
+        }
+    }
+
     // MARK: The client's thread
 
     /// What the thread is started with. The delegate was handed over (`sending`) to this thread.
@@ -277,7 +358,10 @@ public final class MemoryPressureClient: Sendable {
                     }
                     // A message that fills the buffer may have been cut: not one of the protocol.
                     guard count < buffer.count, let message = ClientMessage(UnsafeBufferPointer(rebasing: buffer[..<count])) else { continue }
-                    message.callback?.deliver(to: delegate)
+                    if case .launchOptions(let options)? = message.callback {
+                        receivedLaunchOptions.withLock { $0 = options }
+                    }
+                    message.callback?.deliver(to: delegate, launchOptions: launchOptions ?? ClientLaunchOptions())
                     switch answer(message, run) {
                     case .sent: if message.callback == .willTerminate { return .terminated }
                     case .stopped: return .stopped

@@ -11,8 +11,10 @@ import MemoryPressureWire
 /// delegate over (`sending`) and no other thread calls it.
 ///
 /// What each callback asks of the child is what it asks of an iOS app:
-/// - `didEnterBackground`: save state and release what can be rebuilt, within the deadline; the
-///   child may be frozen once it returns.
+/// - `didFinishLaunching(options:)`: restore the state the previous instance saved, from
+///   ``ClientLaunchOptions/restoredState``.
+/// - `didEnterBackground`: save state (``MemoryPressureClient/saveState(_:)``) and release what can
+///   be rebuilt, within the deadline; the child may be frozen once it returns.
 /// - `didReceiveMemoryWarning(level:)`: release what can be rebuilt, now: caches first.
 /// - `willTerminate`: save state; the child is expected to exit once it returns (the client reads
 ///   no more, and ``MemoryPressureClient/wait()`` returns ``MemoryPressureClient/Ending/terminated``).
@@ -21,9 +23,22 @@ import MemoryPressureWire
 public protocol MemoryPressureClientDelegate: AnyObject {
     /// Launch has begun.
     func willFinishLaunching()
+    /// Launch has begun, with why and what the previous instance saved: by default, calls
+    /// ``willFinishLaunching()``.
+    ///
+    /// - Parameter options: Why the app launched, how its previous instance ended, and the state
+    ///   it saved (``MemoryPressureClient/saveState(_:)``). From a system of protocol 1, a user
+    ///   launch with nothing more.
+    func willFinishLaunching(options: ClientLaunchOptions)
     /// Launch is done; `didBecomeActive` follows (or `didEnterBackground`, for a launch into the
     /// background).
     func didFinishLaunching()
+    /// Launch is done, with the launch's options: by default, calls ``didFinishLaunching()``.
+    /// Restore the saved state here, as an iOS app does in
+    /// `application(_:didFinishLaunchingWithOptions:)`.
+    ///
+    /// - Parameter options: As in ``willFinishLaunching(options:)``.
+    func didFinishLaunching(options: ClientLaunchOptions)
     /// The app is active: restart what `willResignActive` paused.
     func didBecomeActive()
     /// The app is about to become inactive (an interruption, or on its way to the background).
@@ -46,8 +61,16 @@ public protocol MemoryPressureClientDelegate: AnyObject {
 extension MemoryPressureClientDelegate {
     /// Does nothing.
     public func willFinishLaunching() {}
+    /// Calls ``willFinishLaunching()``.
+    ///
+    /// - Parameter options: The launch's options.
+    public func willFinishLaunching(options: ClientLaunchOptions) { willFinishLaunching() }
     /// Does nothing.
     public func didFinishLaunching() {}
+    /// Calls ``didFinishLaunching()``.
+    ///
+    /// - Parameter options: The launch's options.
+    public func didFinishLaunching(options: ClientLaunchOptions) { didFinishLaunching() }
     /// Does nothing.
     public func didBecomeActive() {}
     /// Does nothing.

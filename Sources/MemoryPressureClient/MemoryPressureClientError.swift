@@ -16,6 +16,12 @@ public struct MemoryPressureClientError: Error, Hashable, Sendable, CustomString
         public static let unusableDescriptor = Code("unusableDescriptor")
         /// The client's thread, or what it waits on, could not be made (``MemoryPressureClientError/errno`` says why).
         public static let threadCouldNotStart = Code("threadCouldNotStart")
+        /// A state to save that is larger than ``ClientProtocol/largestSavedState``, or a system of
+        /// protocol 1, which keeps no state.
+        public static let stateNotAccepted = Code("stateNotAccepted")
+        /// The state could not be sent: the system's end is closed, or its queue stayed full
+        /// (``MemoryPressureClientError/errno`` says why).
+        public static let stateNotSent = Code("stateNotSent")
     }
 
     /// The kind of problem.
@@ -62,6 +68,21 @@ public struct MemoryPressureClientError: Error, Hashable, Sendable, CustomString
             "descriptor \(descriptor) of \(MemoryPressureClient.environmentName) \(reason); expected the Unix SOCK_SEQPACKET socket the system gave this process",
             errno: errno
         )
+    }
+
+    static func stateTooLarge(_ count: Int) -> Self {
+        Self(.stateNotAccepted, "a saved state of \(count) bytes is too large; expected at most \(ClientProtocol.largestSavedState) bytes (96 KiB)")
+    }
+
+    static func stateNotKept(systemProtocol: Int) -> Self {
+        Self(
+            .stateNotAccepted,
+            "the system speaks client protocol \(systemProtocol), which keeps no state; expected protocol 2 or later (\(ClientProtocol.environmentName))"
+        )
+    }
+
+    static func stateNotSent(_ reason: String, errno: Int32? = nil) -> Self {
+        Self(.stateNotSent, "the state was not sent: \(reason)", errno: errno)
     }
 
     static func threadCouldNotStart(_ step: String, errno: Int32) -> Self {

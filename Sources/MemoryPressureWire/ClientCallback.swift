@@ -20,6 +20,10 @@ package enum ClientCallback: Hashable, Sendable {
     case willTerminate
     /// A memory warning, at its level.
     case didReceiveMemoryWarning(MemoryWarningLevel)
+    /// Not a delegate's callback: the options of the launch under way, sent before
+    /// `willFinishLaunching` (protocol 2). The client keeps them for the launch's callbacks; a
+    /// client of protocol 1 answers it without calling its delegate, as any message it does not know.
+    case launchOptions(ClientLaunchOptions)
 
     /// The callbacks that take no argument.
     static let withoutArgument: [ClientCallback] = [
@@ -38,6 +42,7 @@ package enum ClientCallback: Hashable, Sendable {
         case .willEnterForeground: "willEnterForeground"
         case .willTerminate: "willTerminate"
         case .didReceiveMemoryWarning: "didReceiveMemoryWarning"
+        case .launchOptions: "launchOptions"
         }
     }
 }

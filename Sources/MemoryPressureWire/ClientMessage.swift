@@ -4,8 +4,10 @@
 ///   `<sequence> <callback> <argument>`, fields separated by one space, no line ending. The
 ///   sequence is a decimal `UInt64`; the callbacks are ``ClientCallback``'s names, and
 ///   `didReceiveMemoryWarning`'s argument is the level, `warning` or `critical`.
+///   `launchOptions`' argument is ``ClientLaunchOptions``' fields (protocol 2).
 /// - **Child → system**: one datagram `<sequence> done` once the callback of that message has
-///   returned. The child answers every message, also one whose callback it does not know.
+///   returned. The child answers every message, also one whose callback it does not know. And, at
+///   any time, `saveState <base64>`: the state for the app's next launch (protocol 2).
 package struct ClientMessage: Hashable, Sendable {
     /// The sequence the answer names.
     package var sequence: UInt64
@@ -30,6 +32,8 @@ package struct ClientMessage: Hashable, Sendable {
         } else if name.elementsEqual("didReceiveMemoryWarning".utf8) {
             callback = MemoryWarningLevel.allCases.first { fields[2].elementsEqual($0.rawValue.utf8) }
                 .map(ClientCallback.didReceiveMemoryWarning)
+        } else if name.elementsEqual("launchOptions".utf8) {
+            callback = ClientLaunchOptions(wireArgument: fields[2]).map(ClientCallback.launchOptions)
         } else {
             callback = nil
         }
@@ -38,10 +42,28 @@ package struct ClientMessage: Hashable, Sendable {
     /// The datagram that carries the message: `<sequence> <name>`, or `<sequence> <name> <level>`
     /// for a memory warning; the sequence and a space alone when there is no callback.
     package var datagram: String {
-        guard let callback else { return "\(sequence) " }
-        guard case .didReceiveMemoryWarning(let level) = callback else { return "\(sequence) \(callback.name)" }
-        return "\(sequence) \(callback.name) \(level)"
+        switch callback {
+        case nil: "\(sequence) "
+        case .didReceiveMemoryWarning(let level)?: "\(sequence) \(ClientCallback.didReceiveMemoryWarning(level).name) \(level)"
+        case .launchOptions(let options)?: "\(sequence) \(ClientCallback.launchOptions(options).name) \(options.wireArgument)"
+        case let callback?: "\(sequence) \(callback.name)"
+        }
     }
+
+    /// The datagram that carries a state the child saves: `saveState <base64>`.
+    package static func saveStateDatagram(_ state: [UInt8]) -> String {
+        "\(saveStatePrefix)\(WireText.base64(state))"
+    }
+
+    /// The state a `saveState <base64>` datagram carries; nil for any other datagram, or one whose
+    /// state does not decode.
+    package static func savedState(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+        let prefix = saveStatePrefix.utf8
+        guard bytes.count >= prefix.count, bytes.prefix(prefix.count).elementsEqual(prefix) else { return nil }
+        return WireText.decodingBase64(bytes.dropFirst(prefix.count))
+    }
+
+    private static let saveStatePrefix = "saveState "
 
     /// The answer: `<sequence> done`.
     package var answer: String { "\(sequence) done" }

@@ -28,10 +28,14 @@ extension ChildProcessTests {
             backgroundDeadline: .seconds(2), terminationDeadline: .milliseconds(1500), backgroundTaskTimeLimit: .seconds(30)
         )
 
-        /// A system on `clock` (the continuous clock, or a manual one the test steps).
-        static func system(warningAt residentBytes: ScriptedSampleSource? = nil, clock: any LibraryClock = SystemClock()) throws -> MemorySystem {
+        /// A system on `clock` (the continuous clock, or a manual one the test steps), keeping the
+        /// apps' states in `archive` when one is given.
+        static func system(
+            warningAt residentBytes: ScriptedSampleSource? = nil, clock: any LibraryClock = SystemClock(), archive: TemporaryDirectory? = nil
+        ) throws -> MemorySystem {
             var configuration = try MemorySystem.Configuration.test(targetBytes: 256 * mebibyte)
             configuration.clock = clock
+            configuration.stateArchiveDirectory = archive?.path
             if let residentBytes { configuration.monitor.sources = [residentBytes] }
             configuration.logger = silentLogger
             return try MemorySystem(configuration: configuration)
@@ -384,6 +388,71 @@ extension ChildProcessTests {
             // The child answered before the delivery ended: its line is written.
             #expect(try ClientChannelTests.lines(log).last == "ballast 0")
             #expect(try ClientChannelTests.lines(log).contains("didReceiveMemoryWarning critical"))
+            await system.shutDown()
+        }
+
+        /// A Swift child saves its position on entering the background, is terminated for pressure
+        /// while suspended, and resumes from its position at its next launch, told why and how its
+        /// previous instance ended.
+        @Test func aChildResumesFromTheStateItSavedAfterThePressureEndedIt() async throws {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let directory = try TemporaryDirectory()
+            let archive = try TemporaryDirectory()
+            let log = directory.path.appending("callbacks").string
+            let source = ScriptedSampleSource(residentBytes: 0)
+            let system = try Self.system(warningAt: source, archive: archive)
+            var environment = ClientChannelTests.sanitizerEnvironment
+            environment["CLIENT_FIXTURE_LOG"] = log
+            environment["CLIENT_FIXTURE_SAVE_STATE"] = "1"
+            let app = try system.register(
+                .test("worker"), process: ProcessSpecification(executable: fixture, environment: environment),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+            )
+            #expect(try await app.launch() == .active)
+            #expect(try ClientChannelTests.lines(log).contains("options user previous - status - signal - restored -"))
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(try ClientChannelTests.lines(log).last == "saved position 1", "saved before its callback was over")
+
+            let budget = system.budget
+            try await system.running {
+                source.set(residentBytes: budget.bytes(enteringAbove: .critical) + 1, stall: nil)
+                #expect(await eventually { app.state == .notRunning })
+                source.set(residentBytes: 0, stall: nil)
+            }
+            #expect(app.terminationReason == .systemPressure)
+
+            #expect(try await app.launch() == .active)
+            #expect(app.launchOptions.restoredState == Array("position 1".utf8), "the host restores what the child saved, byte for byte")
+            #expect(try ClientChannelTests.lines(log).contains("options user previous systemPressure status - signal 9 restored position 1"))
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(try ClientChannelTests.lines(log).last == "saved position 2")
+            await system.shutDown()
+        }
+
+        /// A child of protocol 1, built before the launch options and saved state, still runs every
+        /// callback: the options it does not know are answered without its code.
+        @Test func aChildOfTheFirstProtocolStillRuns() async throws {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let directory = try TemporaryDirectory()
+            let log = directory.path.appending("callbacks").string
+            let system = try Self.system()
+            var environment = ClientChannelTests.sanitizerEnvironment
+            environment["CLIENT_FIXTURE_LOG"] = log
+            environment["CLIENT_FIXTURE_PROTOCOL"] = "1"
+            let app = try system.register(
+                .test("old"), process: ProcessSpecification(executable: fixture, environment: environment),
+                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+            )
+            #expect(try await app.launch() == .active)
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(try await app.enterForeground() == .active)
+            #expect(try await system.simulateMemoryWarning().appsTimedOut.isEmpty)
+            #expect(try await app.terminate(reason: .explicit) == .notRunning)
+            #expect(try ClientChannelTests.lines(log) == [
+                "willFinishLaunching", "didFinishLaunching", "didBecomeActive", "willResignActive", "didEnterBackground",
+                "willEnterForeground", "didBecomeActive", "didReceiveMemoryWarning", "willTerminate",
+            ])
+            #expect(app.terminationReason == .explicit)
             await system.shutDown()
         }
 

@@ -31,6 +31,15 @@ extension App {
         try stateArchive.save(bytes, for: identifier)
     }
 
+    /// Saves `state`, as it is, in the app's state archive, for its next launch's
+    /// ``LaunchOptions/restoredState``: what a process app's child saves through its client.
+    ///
+    /// - Throws: As ``saveState(_:)``, but for the encoding.
+    package nonisolated func saveArchivedState(_ state: [UInt8]) throws(MemoryPressureError) {
+        guard let stateArchive else { throw .noStateArchive(app: identifier) }
+        try stateArchive.save(state, for: identifier)
+    }
+
     /// `options`, with the archived state restored into them when they carry none.
     nonisolated func restoringState(into options: LaunchOptions) -> LaunchOptions {
         guard options.restoredState == nil, let stateArchive else { return options }

@@ -19,8 +19,10 @@ import MemoryPressureWire
 ///   is given to it in the environment variable `MEMORY_PRESSURE_CLIENT_FD`
 ///   (``environmentName``, ``environmentValue(inheritedAt:)``).
 /// - **The messages**: the system sends `<sequence> <callback>` (or `<sequence> <callback> <argument>`
-///   for a memory warning's level) and the child answers `<sequence> done` once the callback has
-///   returned: `ClientMessage`, in the MemoryPressureWire module both ends share.
+///   for a memory warning's level and the launch options) and the child answers `<sequence> done`
+///   once the callback has returned; the child may also send `saveState <base64>`, which any read
+///   of the socket hands to ``init(stateSaved:)``'s closure: `ClientMessage`, in the
+///   MemoryPressureWire module both ends share.
 ///
 /// ## Waiting for the answer
 /// ``call(_:timeout:)`` sends a message and blocks the calling thread in `poll` until its `done`
@@ -60,6 +62,8 @@ package final class ClientChannel: Sendable {
     /// The system's end.
     private let descriptor: Int32
     private let state: LibraryLock<State>
+    /// Takes each state the child saves (`saveState`), in order, with no lock held.
+    private let stateSaved: @Sendable ([UInt8]) -> Void
 
     private struct State {
         /// The child's end, until it is closed; -1 after.
@@ -71,13 +75,18 @@ package final class ClientChannel: Sendable {
         /// Whether the child's end was found closed (or the socket failed): every call from then on
         /// is ``ClientCallOutcome/closed`` at once.
         var closed = false
+        /// The states the child saved, read and not yet handed over.
+        var savedStates: [[UInt8]] = []
     }
 
     /// Makes the socket pair, both ends close-on-exec.
     ///
+    /// - Parameter stateSaved: Takes each state the child saves, from the thread that reads it,
+    ///   with no lock held.
     /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidConfiguration`` with the errno when
     ///   `socketpair` fails (too many open descriptors).
-    package init() throws(MemoryPressureError) {
+    package init(stateSaved: @escaping @Sendable ([UInt8]) -> Void = { _ in }) throws(MemoryPressureError) {
+        self.stateSaved = stateSaved
         var ends: (Int32, Int32) = (-1, -1)
         let status = withUnsafeMutableBytes(of: &ends) {
             socketpair(AF_UNIX, Self.sequencedPacketType | Self.closeOnExecFlag, 0, $0.baseAddress!.assumingMemoryBound(to: Int32.self))
@@ -146,13 +155,16 @@ package final class ClientChannel: Sendable {
         }
 
         while true {
-            let step = state.withLock { state -> ReadStep in
+            let (step, saved) = state.withLock { state -> (ReadStep, [[UInt8]]) in
                 let step = state.closed ? .closed : Self.readAnswers(on: descriptor, awaiting: sequence, &state)
+                defer { state.savedStates.removeAll() }
                 // A call that ends (answered, closed, or out of time below) awaits no more.
-                if step != .answered, step != .closed, ContinuousClock.now < deadline { return step }
+                if step != .answered, step != .closed, ContinuousClock.now < deadline { return (step, state.savedStates) }
                 state.awaited.remove(sequence)
-                return step == .answered || step == .closed ? step : .outOfTime
+                return (step == .answered || step == .closed ? step : .outOfTime, state.savedStates)
             }
+            // Read before the answer that follows them: kept before the call returns.
+            saved.forEach(stateSaved)
             switch step {
             case .answered: return .answered
             case .closed: return .closed
@@ -177,19 +189,35 @@ package final class ClientChannel: Sendable {
     /// - Returns: Whether it was sent: false when the child's queue is full or its end is closed.
     @discardableResult
     package func post(_ callback: ClientCallback) -> Bool {
-        state.withLock { state in
-            guard !state.closed else { return false }
+        let (posted, saved) = state.withLock { state -> (Bool, [[UInt8]]) in
+            guard !state.closed else { return (false, []) }
             _ = Self.readAnswers(on: descriptor, awaiting: nil, &state)
-            guard !state.closed else { return false }
+            defer { state.savedStates.removeAll() }
+            guard !state.closed else { return (false, state.savedStates) }
             state.lastSequence += 1
             switch Self.sendMessage(ClientMessage(sequence: state.lastSequence, callback: callback).datagram, on: descriptor) {
-            case .sent: return true
-            case .full: return false
+            case .sent: return (true, state.savedStates)
+            case .full: return (false, state.savedStates)
             case .closed:
                 state.closed = true
-                return false
+                return (false, state.savedStates)
             }
         }
+        saved.forEach(stateSaved)
+        return posted
+    }
+
+    /// Reads what the child sent and no call has read, without waiting, and hands over the states
+    /// it saved: at the app's termination, so that a state saved between callbacks (or just before
+    /// the child was frozen or killed) is kept.
+    package func takeSavedStates() {
+        let saved = state.withLock { state -> [[UInt8]] in
+            // Read even once the child's end is closed: what it sent before stays queued.
+            _ = Self.readAnswers(on: descriptor, awaiting: nil, &state)
+            defer { state.savedStates.removeAll() }
+            return state.savedStates
+        }
+        saved.forEach(stateSaved)
     }
 
     // MARK: The socket, under the lock
@@ -228,11 +256,14 @@ package final class ClientChannel: Sendable {
 
     /// Reads the datagrams waiting in the socket, without blocking, until the answer of `sequence`
     /// (nil: none awaited) or the answer of another waiting call, which is left in the socket.
-    /// Everything else (answers nobody waits for, datagrams that are not answers) is discarded.
+    /// The states the child saved are kept in `state`, for the caller to hand over once the lock
+    /// is released; everything else (answers nobody waits for, datagrams that are neither) is
+    /// discarded.
     private static func readAnswers(on descriptor: Int32, awaiting sequence: UInt64?, _ state: inout State) -> ReadStep {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: answerCapacity) { buffer in
             while true {
-                let count = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT) | Int32(MSG_PEEK))
+                // With MSG_TRUNC the count is the whole datagram's, however much of it fits.
+                let count = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT) | Int32(MSG_PEEK) | Int32(MSG_TRUNC))
                 if count < 0 {
                     switch errno {
                     case EINTR: continue
@@ -246,18 +277,35 @@ package final class ClientChannel: Sendable {
                     state.closed = true
                     return .closed
                 }
-                // A datagram that fills the buffer may have been cut: not an answer.
-                let answer = count < buffer.count ? ClientMessage.answeredSequence(UnsafeBufferPointer(rebasing: buffer[..<count])) : nil
+                if count >= buffer.count {
+                    // Longer than any answer: a saved state, read whole, or nothing of the protocol.
+                    if let saved = takeSavedState(from: descriptor, count: count) { state.savedStates.append(saved) }
+                    continue
+                }
+                let datagram = UnsafeBufferPointer(rebasing: buffer[..<count])
+                let answer = ClientMessage.answeredSequence(datagram)
                 if let answer, answer != sequence, state.awaited.contains(answer) {
                     return .anotherCallsAnswerFirst
                 }
                 _ = recv(descriptor, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT))  // Take it.
+                if let saved = ClientMessage.savedState(datagram) { state.savedStates.append(saved) }
                 if let answer, answer == sequence {
                     state.awaited.remove(answer)
                     return .answered
                 }
             }
         }
+    }
+
+    /// Takes the next datagram, of `count` bytes, whole; the state it saves, or nil when it is no
+    /// `saveState` of a state the channel accepts.
+    private static func takeSavedState(from descriptor: Int32, count: Int) -> [UInt8]? {
+        // The largest state in base64, and the field's name; a longer datagram is taken and dropped.
+        let largest = (ClientProtocol.largestSavedState + 2) / 3 * 4 + 64
+        var datagram = [UInt8](repeating: 0, count: min(count, largest) + 1)
+        let read = datagram.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        guard read > 0, read < datagram.count else { return nil }
+        return ClientMessage.savedState(datagram[..<read])
     }
 
     /// Whether the child's end is closed: `poll` reports `POLLHUP` (a zero-length read is also

@@ -4,6 +4,7 @@ import Glibc
 import Musl
 #endif
 import MemoryPressureLifecycle
+import MemoryPressureRuntime
 import MemoryPressureWire
 
 /// A process app's code: starts its child as the app launches and carries each callback to it
@@ -21,7 +22,12 @@ package final class ProcessAppDelegate: AppDelegate {
 
     package func willFinishLaunching(_ app: isolated App, options: LaunchOptions) {
         do {
-            let running = try processes.start(app.identifier, in: app.systemState)
+            let running = try processes.start(app.identifier, in: app.systemState) { [weak app] state throws(MemoryPressureError) in
+                try app?.saveArchivedState(state)
+            }
+            // The options first: the client keeps them for the launch callbacks; a client of
+            // protocol 1 answers them without calling its delegate.
+            _ = running.channel?.call(.launchOptions(processes.clientLaunchOptions(for: app.identifier, options)), timeout: app.configuration.launchDeadline)
             _ = running.channel?.call(.willFinishLaunching, timeout: app.configuration.launchDeadline)
         } catch {
             processes.couldNotStart(app.identifier, error)

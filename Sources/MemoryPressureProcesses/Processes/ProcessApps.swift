@@ -81,6 +81,8 @@ package final class ProcessApps: FootprintContributor {
         var terminating: Set<AppIdentifier> = []
         /// How each app's last child ended, until its termination record takes it.
         var exits: [AppIdentifier: ProcessExit] = [:]
+        /// How and when each app's last child ended, for its next launch's options.
+        var lastEndings: [AppIdentifier: (exit: ProcessExit?, time: Double)] = [:]
     }
 
     private let state = LibraryLock(State())
@@ -172,9 +174,11 @@ package final class ProcessApps: FootprintContributor {
 
     /// Starts `identifier`'s child, with its channel, in its cgroups, with the `oom_score_adj` of
     /// `state`; from its app's `willFinishLaunching`. A child already running (a launch after an
-    /// exit not yet heard) is replaced.
+    /// exit not yet heard) is replaced. `saveState` keeps each state a client child saves.
     @discardableResult
-    package func start(_ identifier: AppIdentifier, in appState: AppState) throws(MemoryPressureError) -> Running {
+    package func start(
+        _ identifier: AppIdentifier, in appState: AppState, saveState: @escaping @Sendable ([UInt8]) throws(MemoryPressureError) -> Void = { _ in }
+    ) throws(MemoryPressureError) -> Running {
         guard let registration = state.withLock({ $0.registrations[identifier] }) else {
             throw .notAProcessApp(identifier)
         }
@@ -182,8 +186,16 @@ package final class ProcessApps: FootprintContributor {
         var inherited: [Int32] = []
         let channel: ClientChannel?
         if registration.options.channel == .client {
-            let made = try ClientChannel()
+            let logger = logger
+            let made = try ClientChannel { state in
+                do {
+                    try saveState(state)
+                } catch {
+                    logger.warning("process app's saved state not kept", metadata: ["app": "\(identifier)", "bytes": "\(state.count)", "error": "\(error)"])
+                }
+            }
             environment[ClientChannel.environmentName] = ClientChannel.environmentValue(inheritedAt: inherited.count)
+            environment[ClientProtocol.environmentName] = "\(ClientProtocol.version)"
             inherited.append(made.childDescriptor)
             channel = made
         } else {
@@ -231,6 +243,7 @@ package final class ProcessApps: FootprintContributor {
         let news = state.withLock { state -> Bool in
             guard state.running[identifier]?.child === child else { return false }
             state.exits[identifier] = exit
+            state.lastEndings[identifier] = (exit, Self.wallClockSeconds())
             guard !state.terminating.contains(identifier) else { return false }
             state.setRunning(nil, for: identifier)
             return true
@@ -299,7 +312,8 @@ package final class ProcessApps: FootprintContributor {
     }
 
     /// Kills `identifier`'s child as its app is terminated: `SIGKILL` through its pidfd,
-    /// `process_mrelease`, reaped, its cgroups removed; its exit kept for the record.
+    /// `process_mrelease`, reaped, its cgroups removed; its exit kept for the record, and the
+    /// states it saved and no call read yet kept for its next launch.
     package func terminated(_ identifier: AppIdentifier) {
         let running = state.withLock { state in
             state.terminating.remove(identifier)
@@ -307,9 +321,42 @@ package final class ProcessApps: FootprintContributor {
         }
         guard let running else { return }
         let exit = stop(running)
+        running.channel?.takeSavedStates()
         state.withLock { state in
             if let exit, state.exits[identifier] == nil { state.exits[identifier] = exit }
+            state.lastEndings[identifier] = (state.exits[identifier], Self.wallClockSeconds())
         }
+    }
+
+    /// The options `identifier`'s child hears for a launch with `options`: the reason, how its
+    /// previous child ended (with the exit the system saw, and when), and the restored state.
+    package func clientLaunchOptions(for identifier: AppIdentifier, _ options: LaunchOptions) -> ClientLaunchOptions {
+        let (reason, detail): (String, String?) =
+            switch options.reason {
+            case .user: ("user", nil)
+            case .backgroundEvent(let event): ("backgroundEvent", event)
+            case .url(let url): ("url", url)
+            case .stateRestoration: ("stateRestoration", nil)
+            }
+        var launch = ClientLaunchOptions(reason: reason, reasonDetail: detail, restoredState: options.restoredState)
+        if let previous = options.previousTermination {
+            let ending = state.withLock { $0.lastEndings[identifier] }
+            var termination = ClientLaunchOptions.PreviousTermination(reason: previous.rawValue, time: ending?.time)
+            switch ending?.exit {
+            case .exited(let status)?: termination.exitStatus = status
+            case .signaled(let signal, _, _, _)?: termination.signal = signal
+            case .unknown?, nil: break
+            }
+            launch.previousTermination = termination
+        }
+        return launch
+    }
+
+    /// The time now, in seconds since 1970 (UTC): when a child ended, as its next launch hears it.
+    private static func wallClockSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Kills `running`'s child and waits for it to be reaped.
