@@ -33,6 +33,12 @@ package final class ControlGroupEventsWatch {
     /// Reads the pending events, after `poll` reported them. False when the watch has ended: the
     /// file is gone, as when its cgroup is removed.
     package func drain() -> Bool {
+        Self.drain(descriptor)
+    }
+
+    /// Reads every pending event of the inotify descriptor `descriptor`; false when one of its
+    /// watches has ended (`IN_IGNORED`: the file is gone).
+    static func drain(_ descriptor: Int32) -> Bool {
         var ended = false
         let eventSize = MemoryLayout<inotify_event>.size
         withUnsafeTemporaryAllocation(byteCount: 4096, alignment: MemoryLayout<inotify_event>.alignment) { buffer in

@@ -47,10 +47,13 @@ struct LimitWatch: Sendable {
         }
     }
 
-    /// When a reading is due: the next check, or soon after the last one when a cgroup event came
-    /// (`eventPending`); nil when the limits are never read.
-    func dueTime(eventPending: Bool) -> ContinuousClock.Instant? {
+    /// When a reading is due: the next check, soon after the last one when a cgroup event came
+    /// (`eventPending`), or at once when a limit file was written (`limitWritten`: writes are rare,
+    /// and the kernel acts on the new limit as soon as the cgroup reaches it); nil when the limits
+    /// are never read.
+    func dueTime(eventPending: Bool, limitWritten: Bool = false) -> ContinuousClock.Instant? {
         guard let nextCheck else { return nil }
+        if limitWritten { return min(nextCheck, last?.time ?? nextCheck) }
         guard eventPending, let last else { return nextCheck }
         return min(nextCheck, last.time + Self.eventSpacing)
     }
@@ -71,6 +74,10 @@ struct LimitWatch: Sendable {
         }
         judgesWorkingSet = judges
         outcome.budgetChange = follower?.follow(reading.limits, at: now)
+        if let written = reading.lastLimitWrite, let seen = reading.realTime {
+            outcome.budgetChange?.limitWriteTime = written
+            outcome.budgetChange?.limitWriteDelay = max(.zero, seen - written)
+        }
         return outcome
     }
 }
