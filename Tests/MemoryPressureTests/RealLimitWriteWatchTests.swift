@@ -40,7 +40,8 @@ struct RealLimitWriteWatchTests {
             case nil:
                 try Test.cancel("no memory cgroup: \(discovery.reason ?? "none found")")
             }
-            let parent = base.appending("memory-pressure-limit-watch-\(getpid())")
+            // A name of its own: the cases run at once.
+            let parent = base.appending("memory-pressure-limit-watch-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
             let child = parent.appending("inner")
             guard mkdir(parent.string, 0o755) == 0 else {
                 try Test.cancel("cannot make \(parent): \(Errno(rawValue: errno)) (a read-only cgroup mount?)")
@@ -107,7 +108,9 @@ struct RealLimitWriteWatchTests {
         #expect(change.limitBytes == limit)
         #expect(change.budget.totalBytes == Int(Double(limit) * 0.9))
         #expect(change.time == clock.now)
-        #expect(change.limitWriteTime == (try LimitWriteWatchTests.modificationTime((onParent ? groups.parent : groups.child).appending(groups.limitName))))
+        let written = try LimitWriteWatchTests.modificationTime((onParent ? groups.parent : groups.child).appending(groups.limitName))
+        let stamps = try files.map { ($0.string, try LimitWriteWatchTests.modificationTime($0)) }
+        #expect(change.limitWriteTime == written, "the files' times: \(stamps)")
         #expect(change.limitWriteDelay != nil)
     }
 }

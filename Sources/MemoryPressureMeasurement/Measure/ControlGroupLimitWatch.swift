@@ -16,26 +16,25 @@ package final class ControlGroupLimitWatch {
     package let descriptor: Int32
     /// The files watched.
     package let paths: [FilePath]
+    /// Each file's inotify watch descriptor.
+    private let watches: [Int32: FilePath]
 
     /// Starts watching `paths` for writes, or throws why it cannot (no file given, or one that
     /// cannot be watched).
     package init(watching paths: [FilePath]) throws(KernelEventArmingError) {
-        guard let first = paths.first else { throw KernelEventArmingError("watch", "memory limit files", errno: ENOENT) }
-        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else { throw KernelEventArmingError("make an inotify descriptor for", first, errno: errno) }
-        for path in paths where inotify_add_watch(descriptor, path.string, UInt32(IN_MODIFY)) < 0 {
-            let failure = KernelEventArmingError("watch", path, errno: errno)
-            close(descriptor)
-            throw failure
-        }
-        self.descriptor = descriptor
+        guard !paths.isEmpty else { throw KernelEventArmingError("watch", "memory limit files", errno: ENOENT) }
+        (descriptor, watches) = try ControlGroupEventsWatch.inotifyWatches(paths)
         self.paths = paths
     }
 
-    /// Reads the pending writes, after `poll` reported them. False when the watch has ended: a
-    /// file is gone, as when its cgroup is removed.
-    package func drain() -> Bool {
-        ControlGroupEventsWatch.drain(descriptor)
+    /// Reads the pending writes, after `poll` reported them: the files written, and false when the
+    /// watch has ended (a file is gone, as when its cgroup is removed).
+    package func drain() -> (written: Set<FilePath>, alive: Bool) {
+        var written: Set<FilePath> = []
+        let alive = ControlGroupEventsWatch.drain(descriptor) { watch in
+            if let path = self.watches[watch] { written.insert(path) }
+        }
+        return (written, alive)
     }
 
     deinit {
@@ -46,9 +45,11 @@ package final class ControlGroupLimitWatch {
 /// When the files that set a cgroup's limit were last written, and the real-time clock they are
 /// stamped by.
 package enum ControlGroupLimitWrites {
-    /// The latest modification time of `paths`, as time since the Unix epoch; nil when none can
-    /// be read. The kernel stamps a cgroup file at each write with its coarse real-time clock (a
-    /// few milliseconds' resolution): the time a limit was set, as best the process can tell.
+    /// The latest modification time of `paths`, files the watch saw written, as time since the
+    /// Unix epoch; nil when none can be read. The kernel stamps a cgroup file at each write with
+    /// its coarse real-time clock (a few milliseconds' resolution): the time a limit was set, as
+    /// best the process can tell. Only a written file's time says so: one never written reads as
+    /// the time the kernel last made its inode, which can be later.
     package static func lastWrite(of paths: [FilePath]) -> Duration? {
         var latest: Duration?
         for path in paths {

@@ -22,12 +22,12 @@ public struct BudgetChange: Hashable, Sendable, CustomStringConvertible {
     public var limitSource: String?
     /// When the change was seen.
     public var time: ContinuousClock.Instant
-    /// When a file that sets the cgroup's limit was last written, as time since the Unix epoch:
-    /// the latest modification time of the limit files the process sees (`memory.max` and
-    /// `memory.high` on v2, `memory.limit_in_bytes` on v1, from its cgroup up), which the kernel
-    /// stamps at each write with its coarse real-time clock (a few milliseconds). Nil when
-    /// unknown. A limit set above what the process sees (a container's hidden ancestors) leaves
-    /// an older time here.
+    /// When the limit was written, as time since the Unix epoch: the modification time of the
+    /// limit file the monitor's watch saw written (`memory.max` or `memory.high` on v2,
+    /// `memory.limit_in_bytes` on v1, of its cgroup or an ancestor), which the kernel stamps at
+    /// each write with its coarse real-time clock (a few milliseconds). Nil when the change was
+    /// found otherwise (the periodic check, a kernel event: a limit set where the process cannot
+    /// see it); ``time`` then says when it was seen.
     public var limitWriteTime: Duration?
     /// How long after ``limitWriteTime`` the change was seen, by the real-time clock: the delay
     /// between the limit's write and the budget's change, as best the library can tell. Nil when

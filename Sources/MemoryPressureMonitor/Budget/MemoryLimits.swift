@@ -87,10 +87,7 @@ package struct MemoryLimits: Hashable, Sendable {
         } catch {
             return MemoryLimitsReader.Reading(limits: limits, problem: "\(error)")
         }
-        var reading = MemoryLimitsReader.Reading(limits: limits, isAloneInControlGroup: checkingProcesses && group.holdsOnlyThisProcess)
-        reading.realTime = ControlGroupLimitWrites.realTimeNow()
-        reading.lastLimitWrite = ControlGroupLimitWrites.lastWrite(of: group.limitFiles())
-        return reading
+        return MemoryLimitsReader.Reading(limits: limits, isAloneInControlGroup: checkingProcesses && group.holdsOnlyThisProcess)
     }
 
     /// The machine's physical memory (`_SC_PHYS_PAGES` pages).
@@ -139,12 +136,6 @@ package struct MemoryLimitsReader: Sendable {
         package var problem: String?
         /// Whether the process is the only one in its memory cgroup, so the cgroup's count is its own.
         package var isAloneInControlGroup = false
-        /// When a file that sets the cgroup's limit, of those the process sees, was last written
-        /// (its modification time, since the Unix epoch); nil when unknown.
-        package var lastLimitWrite: Duration?
-        /// The real-time clock when the limits were read (since the Unix epoch), which
-        /// ``lastLimitWrite`` is compared with; nil when not read.
-        package var realTime: Duration?
 
         package init(limits: MemoryLimits, problem: String? = nil, isAloneInControlGroup: Bool = false) {
             self.limits = limits

@@ -22,8 +22,10 @@ final class KernelEventWatches {
         /// Whether a cgroup event fired (`memory.events` or `memory.pressure_level`): the limits
         /// may have changed.
         var controlGroupEvent = false
-        /// A file that sets the cgroup's limit was written: the limits are to be read now.
+        /// A file that sets the cgroup's limit was written (or is gone): the limits are to be read now.
         var limitWritten = false
+        /// The limit files written.
+        var limitFilesWritten: Set<FilePath> = []
         /// A source ended and was dropped: ``pollDescriptors`` has changed.
         var sourceEnded = false
     }
@@ -143,7 +145,9 @@ final class KernelEventWatches {
                 wake.sample = true
                 wake.controlGroupEvent = true
             } else if let watch = limitFiles, entry.fd == watch.descriptor {
-                if entry.revents & failed != 0 || !watch.drain() {
+                let (written, alive) = watch.drain()
+                wake.limitFilesWritten.formUnion(written)
+                if entry.revents & failed != 0 || !alive {
                     logger.notice("the watch on the cgroup's limit files (\(watch.paths.map(\.string).joined(separator: ", "))) ended; the monitor goes on without it")
                     limitFiles = nil
                     wake.sourceEnded = true

@@ -1,4 +1,6 @@
 import Logging
+import MemoryPressureMeasurement
+import SystemPackage
 
 /// When the sampling thread reads the cgroup's limits again, and what a reading decides: the budget
 /// that follows the limit, and whether the cgroup's working set is judged. Pure of the thread: the
@@ -59,8 +61,10 @@ struct LimitWatch: Sendable {
     }
 
     /// Reads the limits at `now` and returns what they decide, logging once a reason the budget
-    /// cannot follow them.
-    package mutating func check(at now: ContinuousClock.Instant, logger: Logger) -> Outcome {
+    /// cannot follow them. A change is stamped with the time `written` (the limit files the watch
+    /// saw written since the last reading) were last written, and the delay since; with none, it
+    /// carries only the time it was seen.
+    package mutating func check(at now: ContinuousClock.Instant, written: Set<FilePath> = [], logger: Logger) -> Outcome {
         let reading = reader.read()
         if reading.problem != last?.problem, let problem = reading.problem, follower != nil {
             logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
@@ -74,9 +78,9 @@ struct LimitWatch: Sendable {
         }
         judgesWorkingSet = judges
         outcome.budgetChange = follower?.follow(reading.limits, at: now)
-        if let written = reading.lastLimitWrite, let seen = reading.realTime {
-            outcome.budgetChange?.limitWriteTime = written
-            outcome.budgetChange?.limitWriteDelay = max(.zero, seen - written)
+        if outcome.budgetChange != nil, let time = ControlGroupLimitWrites.lastWrite(of: Array(written)) {
+            outcome.budgetChange?.limitWriteTime = time
+            outcome.budgetChange?.limitWriteDelay = max(.zero, ControlGroupLimitWrites.realTimeNow() - time)
         }
         return outcome
     }

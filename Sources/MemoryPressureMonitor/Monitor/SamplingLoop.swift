@@ -5,6 +5,7 @@ import Musl
 #endif
 import MemoryPressureRuntime
 import MemoryPressureMeasurement
+import SystemPackage
 
 /// The body of a monitor's sampling thread: sample, judge, publish, then wait in `poll` for the
 /// next tick, a kernel event (a PSI trigger, a `memory.events` change, a v1 `memory.pressure_level`
@@ -49,6 +50,7 @@ struct SamplingLoop: Sendable {
         var fullAtTick = false
         var limitsChanged = false
         var limitWritten = false
+        var limitFilesWritten: Set<FilePath> = []
         let wakePipe = pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)
         // Made again only when a source ends.
         var descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
@@ -65,9 +67,10 @@ struct SamplingLoop: Sendable {
             let requested = control.takeSampleRequest()
             let now = clock.now
             if let due = limits.dueTime(eventPending: limitsChanged, limitWritten: limitWritten), now >= due {
-                fullNow = apply(limits.check(at: now, logger: configuration.logger)) || fullNow
+                fullNow = apply(limits.check(at: now, written: limitFilesWritten, logger: configuration.logger)) || fullNow
                 limitsChanged = false
                 limitWritten = false
+                limitFilesWritten = []
             }
             let due = now >= nextTick
             let full = requested || fullNow || (fullAtTick && due)
@@ -99,6 +102,7 @@ struct SamplingLoop: Sendable {
             }
             limitsChanged = limitsChanged || wake.controlGroupEvent
             limitWritten = limitWritten || wake.limitWritten
+            limitFilesWritten.formUnion(wake.limitFilesWritten)
             if wake.sample {
                 // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
                 // v1 cgroup signals its pressure level hundreds of times a second.
