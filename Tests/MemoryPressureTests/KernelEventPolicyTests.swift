@@ -98,10 +98,12 @@ struct KernelEventPolicyTests {
         let onNone = ControlGroupEventTargets.targets(of: none)
         #expect(onNone.memoryEvents == .off(reason: "no memory cgroup: /proc/self/cgroup names no memory cgroup"))
         #expect(onNone.pressureLevelDirectory == onNone.memoryEvents)
+        #expect(onNone.limitFiles == onNone.memoryEvents)
 
         let nothing = ControlGroupEventTargets.none.resolved()
         #expect(nothing.memoryEvents == .off(reason: "not configured"))
         #expect(nothing.pressureLevelDirectory == .off(reason: "not configured"))
+        #expect(nothing.limitFiles == .off(reason: "not configured"))
     }
 
     @Test func statusesSayWhatIsArmedAndWhy() {
@@ -112,6 +114,7 @@ struct KernelEventPolicyTests {
             "PSI trigger off: not configured",
             "memory.events watch off: not configured",
             "memory.pressure_level off: not configured",
+            "limit file watch off: not configured",
         ])
         let refused = KernelEventSourceStatus(.pressureLevel, .refused, path: "/x/memory.pressure_level", detail: "cannot write /x/cgroup.event_control: Permission denied")
         #expect(refused.description == "memory.pressure_level not armed on /x/memory.pressure_level: cannot write /x/cgroup.event_control: Permission denied")

@@ -68,6 +68,22 @@ final class LiveLimitTree {
         try writeStat()
     }
 
+    /// Sets the limit as the kernel changes a cgroup file, in place: `memory.stat` first (v1), then
+    /// the limit file rewritten from its start at a fixed width (padded with spaces, as the reader
+    /// trims them), so that a watch on it sees a write and a reader never an empty or partial file.
+    func setLimitInPlace(_ bytes: Int?, on level: Level) throws {
+        if level == .own { limits.own = bytes } else { limits.ancestor = bytes }
+        try writeStat()
+        let text = bytes.map(String.init) ?? (layout == .v2 ? "max" : "\(Self.v1Unlimited)")
+        try KernelEventWakeTests.overwrite(limitFile(on: level), with: text + String(repeating: " ", count: max(0, 24 - text.count)) + "\n")
+    }
+
+    /// The file that sets the limit on the process's cgroup or its parent.
+    func limitFile(on level: Level) -> FilePath {
+        let relative = (layout == .v2 ? "" : "memory/") + (level == .own ? "pod/ctr" : "pod")
+        return fake.root.path.appending(relative).appending(layout == .v2 ? "memory.max" : "memory.limit_in_bytes")
+    }
+
     /// The v1 `memory.stat` of the process's cgroup, with the hierarchical limit the kernel keeps.
     private func writeStat() throws {
         guard layout != .v2 else { return }

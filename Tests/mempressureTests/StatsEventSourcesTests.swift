@@ -31,19 +31,22 @@ struct StatsEventSourcesTests {
         let output = try JSONDecoder().decode(Output.self, from: Data(try snapshot.jsonText().utf8))
         let layout = try #require(output.cgroup?.layout)
         print("stats on this machine: layout \(layout); " + output.eventSources.map { "\($0.name) \($0.state)" }.joined(separator: ", "))
-        #expect(output.eventSources.map(\.name) == ["PSI trigger", "memory.events watch", "memory.pressure_level"])
+        #expect(output.eventSources.map(\.name) == ["PSI trigger", "memory.events watch", "memory.pressure_level", "limit file watch"])
         #expect(output.eventSources.allSatisfy { ["armed", "off", "not armed"].contains($0.state) && !$0.detail.isEmpty })
         let events = output.eventSources[1]
         let level = output.eventSources[2]
+        let limits = output.eventSources[3]
         switch layout {
         case "v2":
             #expect(events.state != "off" && events.path?.hasSuffix("/memory.events") == true)
             #expect(level.state == "off")
+            #expect(limits.state != "off" && limits.path?.hasSuffix("/memory.max") == true)
         case "v1", "hybrid":
             #expect(events.state == "off")
             #expect(level.state != "off" && level.path?.hasSuffix("/memory.pressure_level") == true)
+            #expect(limits.state != "off" && limits.path?.hasSuffix("/memory.limit_in_bytes") == true)
         default:
-            #expect(events.state == "off" && level.state == "off")
+            #expect(events.state == "off" && level.state == "off" && limits.state == "off")
         }
         if layout != "none" {
             #expect(output.cgroup?.oomKillSource?.hasSuffix(layout == "v2" ? "/memory.events" : "/memory.oom_control") == true)

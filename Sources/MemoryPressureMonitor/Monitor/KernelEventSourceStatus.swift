@@ -11,6 +11,8 @@ package struct KernelEventSourceStatus: Hashable, Sendable, CustomStringConverti
         case memoryEvents
         /// cgroup v1 `memory.pressure_level` notifications.
         case pressureLevel
+        /// A watch for writes to the files that set the cgroup's limit (v1 and v2).
+        case limitFiles
 
         /// The source as logs and `mempressure stats` name it.
         package var name: String {
@@ -18,6 +20,7 @@ package struct KernelEventSourceStatus: Hashable, Sendable, CustomStringConverti
             case .pressureStallTrigger: "PSI trigger"
             case .memoryEvents: "memory.events watch"
             case .pressureLevel: "memory.pressure_level"
+            case .limitFiles: "limit file watch"
             }
         }
     }

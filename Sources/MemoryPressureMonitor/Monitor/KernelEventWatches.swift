@@ -5,9 +5,11 @@ import Musl
 #endif
 import Logging
 import MemoryPressureMeasurement
+import SystemPackage
 
 /// What a sampling thread waits on besides its tick and its control pipe: a PSI trigger, a watch on
-/// the cgroup v2 `memory.events`, and the cgroup v1 `memory.pressure_level` notifications. Each is
+/// the cgroup v2 `memory.events`, the cgroup v1 `memory.pressure_level` notifications, and a watch
+/// for writes to the files that set the cgroup's limit. Each is
 /// armed where the host's layout, the kernel and the process's rights allow; ``statuses`` says
 /// which are, and why the others are not. The descriptors close when the last reference goes away.
 final class KernelEventWatches {
@@ -20,6 +22,10 @@ final class KernelEventWatches {
         /// Whether a cgroup event fired (`memory.events` or `memory.pressure_level`): the limits
         /// may have changed.
         var controlGroupEvent = false
+        /// A file that sets the cgroup's limit was written (or is gone): the limits are to be read now.
+        var limitWritten = false
+        /// The limit files written.
+        var limitFilesWritten: Set<FilePath> = []
         /// A source ended and was dropped: ``pollDescriptors`` has changed.
         var sourceEnded = false
     }
@@ -27,6 +33,7 @@ final class KernelEventWatches {
     private var stall: StallWatch?
     private var memoryEvents: ControlGroupEventsWatch?
     private var pressureLevel: ControlGroupPressureLevelWatch?
+    private var limitFiles: ControlGroupLimitWatch?
     /// Each source, in ``KernelEventSourceStatus/Kind`` order, as armed.
     package let statuses: [KernelEventSourceStatus]
 
@@ -41,8 +48,10 @@ final class KernelEventWatches {
             statuses.append(KernelEventSourceStatus(.pressureStallTrigger, .off, detail: "not configured"))
         }
 
-        let (eventsTarget, levelTarget) = targets.resolved()
+        let (eventsTarget, levelTarget, limitTarget) = targets.resolved()
         switch eventsTarget {
+        case .paths(let paths):
+            statuses.append(KernelEventSourceStatus(.memoryEvents, .refused, detail: "one memory.events file expected, not \(paths.count)"))
         case .path(let path):
             do {
                 memoryEvents = try ControlGroupEventsWatch(watching: path)
@@ -54,6 +63,8 @@ final class KernelEventWatches {
             statuses.append(KernelEventSourceStatus(.memoryEvents, .off, detail: reason))
         }
         switch levelTarget {
+        case .paths(let paths):
+            statuses.append(KernelEventSourceStatus(.pressureLevel, .refused, detail: "one cgroup directory expected, not \(paths.count)"))
         case .path(let directory):
             let path = directory.appending("memory.pressure_level")
             do {
@@ -64,6 +75,23 @@ final class KernelEventWatches {
             }
         case .off(let reason):
             statuses.append(KernelEventSourceStatus(.pressureLevel, .off, detail: reason))
+        }
+        let limitPaths: [FilePath]
+        switch limitTarget {
+        case .path(let path): limitPaths = [path]
+        case .paths(let paths): limitPaths = paths
+        case .off(let reason):
+            limitPaths = []
+            statuses.append(KernelEventSourceStatus(.limitFiles, .off, detail: reason))
+        }
+        if let first = limitPaths.first {
+            let detail = limitPaths.map(\.string).joined(separator: ", ")
+            do {
+                limitFiles = try ControlGroupLimitWatch(watching: limitPaths)
+                statuses.append(KernelEventSourceStatus(.limitFiles, .armed, path: first, detail: detail))
+            } catch {
+                statuses.append(KernelEventSourceStatus(.limitFiles, .refused, path: error.path, detail: "\(error) (watching \(detail))"))
+            }
         }
         self.statuses = statuses
     }
@@ -88,6 +116,7 @@ final class KernelEventWatches {
         for (_, descriptor) in pressureLevel?.descriptors ?? [] {
             descriptors.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0))
         }
+        if let limitFiles { descriptors.append(pollfd(fd: limitFiles.descriptor, events: Int16(POLLIN), revents: 0)) }
         return descriptors
     }
 
@@ -115,6 +144,16 @@ final class KernelEventWatches {
                 }
                 wake.sample = true
                 wake.controlGroupEvent = true
+            } else if let watch = limitFiles, entry.fd == watch.descriptor {
+                let (written, alive) = watch.drain()
+                wake.limitFilesWritten.formUnion(written)
+                if entry.revents & failed != 0 || !alive {
+                    logger.notice("the watch on the cgroup's limit files (\(watch.paths.map(\.string).joined(separator: ", "))) ended; the monitor goes on without it")
+                    limitFiles = nil
+                    wake.sourceEnded = true
+                }
+                // A write, or a file gone (its cgroup removed, the process moved): read the limits now.
+                wake.limitWritten = true
             } else if let watch = pressureLevel, watch.descriptors.contains(where: { $0.descriptor == entry.fd }) {
                 if entry.revents & failed != 0 {
                     logger.notice("memory.pressure_level notifications in \(watch.directory) ended; the monitor goes on without them")

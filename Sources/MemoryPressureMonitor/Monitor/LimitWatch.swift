@@ -1,4 +1,6 @@
 import Logging
+import MemoryPressureMeasurement
+import SystemPackage
 
 /// When the sampling thread reads the cgroup's limits again, and what a reading decides: the budget
 /// that follows the limit, and whether the cgroup's working set is judged. Pure of the thread: the
@@ -47,17 +49,22 @@ struct LimitWatch: Sendable {
         }
     }
 
-    /// When a reading is due: the next check, or soon after the last one when a cgroup event came
-    /// (`eventPending`); nil when the limits are never read.
-    func dueTime(eventPending: Bool) -> ContinuousClock.Instant? {
+    /// When a reading is due: the next check, soon after the last one when a cgroup event came
+    /// (`eventPending`), or at once when a limit file was written (`limitWritten`: writes are rare,
+    /// and the kernel acts on the new limit as soon as the cgroup reaches it); nil when the limits
+    /// are never read.
+    func dueTime(eventPending: Bool, limitWritten: Bool = false) -> ContinuousClock.Instant? {
         guard let nextCheck else { return nil }
+        if limitWritten { return min(nextCheck, last?.time ?? nextCheck) }
         guard eventPending, let last else { return nextCheck }
         return min(nextCheck, last.time + Self.eventSpacing)
     }
 
     /// Reads the limits at `now` and returns what they decide, logging once a reason the budget
-    /// cannot follow them.
-    package mutating func check(at now: ContinuousClock.Instant, logger: Logger) -> Outcome {
+    /// cannot follow them. A change is stamped with the time `written` (the limit files the watch
+    /// saw written since the last reading) were last written, and the delay since; with none, it
+    /// carries only the time it was seen.
+    package mutating func check(at now: ContinuousClock.Instant, written: Set<FilePath> = [], logger: Logger) -> Outcome {
         let reading = reader.read()
         if reading.problem != last?.problem, let problem = reading.problem, follower != nil {
             logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
@@ -71,6 +78,10 @@ struct LimitWatch: Sendable {
         }
         judgesWorkingSet = judges
         outcome.budgetChange = follower?.follow(reading.limits, at: now)
+        if outcome.budgetChange != nil, let time = ControlGroupLimitWrites.lastWrite(of: Array(written)) {
+            outcome.budgetChange?.limitWriteTime = time
+            outcome.budgetChange?.limitWriteDelay = max(.zero, ControlGroupLimitWrites.realTimeNow() - time)
+        }
         return outcome
     }
 }

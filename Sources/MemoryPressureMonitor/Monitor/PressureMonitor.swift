@@ -207,17 +207,20 @@ public final class PressureMonitor: Sendable {
     /// the change is logged and published.
     func changeBudget(_ change: BudgetChange) {
         account?.setBudget(change.budget)
+        let written = change.writeDescription.map { "; \($0)" } ?? ""
+        var metadata: Logger.Metadata = ["budget": "\(change.budget.totalBytes)", "limit": "\(change.limitBytes.map(String.init) ?? "none")"]
+        if let delay = change.limitWriteDelay {
+            metadata["limitWriteDelay"] = "\(delay)"
+        }
         if change.isLoweredToTheLimit {
             configuration.logger.warning(
-                "the memory budget exceeds the cgroup's limit; lowered to \(Int(MemoryBudget.Source.defaultRatio * 100))% of the limit: \(change)",
-                metadata: ["budget": "\(change.budget.totalBytes)", "limit": "\(change.limitBytes.map(String.init) ?? "none")"]
+                "the memory budget exceeds the cgroup's limit; lowered to \(Int(MemoryBudget.Source.defaultRatio * 100))% of the limit: \(change)\(written)",
+                metadata: metadata
             )
         } else {
-            configuration.logger.notice("the memory budget follows the cgroup's limit: \(change)", metadata: [
-                "budget": "\(change.budget.totalBytes)", "previousBudget": "\(change.previous.totalBytes)",
-                "limit": "\(change.limitBytes.map(String.init) ?? "none")",
-                "previousLimit": "\(change.previousLimitBytes.map(String.init) ?? "none")",
-            ])
+            metadata["previousBudget"] = "\(change.previous.totalBytes)"
+            metadata["previousLimit"] = "\(change.previousLimitBytes.map(String.init) ?? "none")"
+            configuration.logger.notice("the memory budget follows the cgroup's limit: \(change)\(written)", metadata: metadata)
         }
         publish(.budgetChanged(change))
     }
@@ -294,8 +297,9 @@ extension PressureMonitor {
         public var budget: MemoryBudget
         /// How often the cgroup's limit is read again while the monitor runs, so that the budget
         /// follows it: resolved again when it came from the limit, lowered when the limit falls below
-        /// it (see ``MemoryBudget``). A `memory.events` change (v2) or a `memory.pressure_level`
-        /// notification (v1) has it read at once. Nil keeps the configured budget. Default 10 s;
+        /// it (see ``MemoryBudget``). A write to a file that sets the limit (watched with inotify,
+        /// v1 and v2) has it read at once, and so does a `memory.events` change (v2) or a
+        /// `memory.pressure_level` notification (v1), at most every 100 ms. Nil keeps the configured budget. Default 10 s;
         /// more than zero (checked as the monitor starts).
         public var limitCheckInterval: Duration? = .seconds(10)
         /// Where the limits are read from: the process's own cgroup.

@@ -5,10 +5,11 @@ import Musl
 #endif
 import MemoryPressureRuntime
 import MemoryPressureMeasurement
+import SystemPackage
 
 /// The body of a monitor's sampling thread: sample, judge, publish, then wait in `poll` for the
 /// next tick, a kernel event (a PSI trigger, a `memory.events` change, a v1 `memory.pressure_level`
-/// notification), a request for a sample, or a request to stop.
+/// notification, a write to a limit file), a request for a sample, or a request to stop.
 struct SamplingLoop: Sendable {
     package let monitor: PressureMonitor
     package let control: SamplingControl
@@ -48,6 +49,8 @@ struct SamplingLoop: Sendable {
         var fullNow = true
         var fullAtTick = false
         var limitsChanged = false
+        var limitWritten = false
+        var limitFilesWritten: Set<FilePath> = []
         let wakePipe = pollfd(fd: control.wake.descriptor, events: Int16(POLLIN), revents: 0)
         // Made again only when a source ends.
         var descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
@@ -63,9 +66,11 @@ struct SamplingLoop: Sendable {
             // instant after the asking, never at one read before it.
             let requested = control.takeSampleRequest()
             let now = clock.now
-            if let due = limits.dueTime(eventPending: limitsChanged), now >= due {
-                fullNow = apply(limits.check(at: now, logger: configuration.logger)) || fullNow
+            if let due = limits.dueTime(eventPending: limitsChanged, limitWritten: limitWritten), now >= due {
+                fullNow = apply(limits.check(at: now, written: limitFilesWritten, logger: configuration.logger)) || fullNow
                 limitsChanged = false
+                limitWritten = false
+                limitFilesWritten = []
             }
             let due = now >= nextTick
             let full = requested || fullNow || (fullAtTick && due)
@@ -78,7 +83,7 @@ struct SamplingLoop: Sendable {
             for look in looks { callOut(look) }
             looks = control.takeLooks()
 
-            let wakeTime = limits.dueTime(eventPending: limitsChanged).map { min(nextTick, $0) } ?? nextTick
+            let wakeTime = limits.dueTime(eventPending: limitsChanged, limitWritten: limitWritten).map { min(nextTick, $0) } ?? nextTick
             // On a manual clock the wait has no time limit: a step of the clock wakes the thread
             // through its wake pipe (``PressureMonitor``'s `onStep`), and it looks at the time again.
             let ready = descriptors.wait(
@@ -96,6 +101,8 @@ struct SamplingLoop: Sendable {
                 tracker.notice(level.pressureLevel, at: clock.now)
             }
             limitsChanged = limitsChanged || wake.controlGroupEvent
+            limitWritten = limitWritten || wake.limitWritten
+            limitFilesWritten.formUnion(wake.limitFilesWritten)
             if wake.sample {
                 // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
                 // v1 cgroup signals its pressure level hundreds of times a second.
