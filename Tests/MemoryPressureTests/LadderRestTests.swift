@@ -1,21 +1,17 @@
 import MemoryPressure
 import MemoryPressureTestKit
-import MemoryTestSupport
 import Testing
 
 /// A ladder held above target with nothing left to reclaim rests until something changes, instead
-/// of running on every sample.
-@Suite(.exclusiveMemoryUse)
+/// of running on every sample. The footprint is scripted, held still: the process's own resident
+/// bytes move with whatever other suites allocate meanwhile, and a rise of a step is a change the
+/// ladder must run for.
 struct LadderRestTests {
-    /// A system whose warning threshold sits 16 MiB above `baseline` and critical 96 MiB above it,
-    /// on `clock`, which the test steps.
-    static func system(above baseline: Int, clock: ManualClock) throws -> MemorySystem {
-        let budgetBytes = baseline + 128 * mebibyte
-        func ratio(_ above: Int) -> Double { Double(baseline + above * mebibyte) / Double(budgetBytes) }
-        let thresholds = try MemoryBudget.Thresholds(
-            warning: ratio(16), critical: ratio(96), warningRecovery: ratio(8), criticalRecovery: ratio(80)
-        )
-        var configuration = MemorySystem.Configuration(budget: try MemoryBudget(totalBytes: budgetBytes, thresholds: thresholds), logger: silentLogger)
+    /// A system with a budget of 1 GiB, its warning threshold at 75% and critical at 90%, whose
+    /// footprint is what `footprint` says, on `clock`, which the test steps.
+    static func system(footprint: ScriptedSampleSource, clock: ManualClock) throws -> MemorySystem {
+        var configuration = MemorySystem.Configuration(budget: try MemoryBudget(totalBytes: 1 << 30), logger: silentLogger)
+        configuration.monitor.sources = [footprint]
         configuration.monitor.interval = .milliseconds(10)
         configuration.monitor.settleTime = .zero
         configuration.monitor.stallThresholds = nil
@@ -26,14 +22,14 @@ struct LadderRestTests {
     }
 
     @Test func aLadderWithNothingToReclaimRestsUntilSomethingChanges() async throws {
-        let baseline = try settledResidentBytes()
         let clock = ManualClock()
-        let system = try Self.system(above: baseline, clock: clock)
-        // The active app holds 48 MiB: above the warning threshold, below critical. At warning the
-        // ladder purges only background and suspended apps, and there are none.
+        let footprint = ScriptedSampleSource(residentBytes: 0)
+        let system = try Self.system(footprint: footprint, clock: clock)
+        // Above the warning threshold, below critical. At warning the ladder purges only background
+        // and suspended apps, and the one app is active.
+        footprint.set(residentBytes: (system.budget.bytes(enteringAbove: .warning) + system.budget.bytes(enteringAbove: .critical)) / 2, stall: nil)
         let active = try system.register(.test("active")) { IdleDelegate() }
         try await active.launch()
-        let ballast = try residentBuffers(in: system.heap(for: active.identifier), totalBytes: 48 * mebibyte)
         let samples = SharedBox(0)
         let counting = system.monitor.events.observe { event in
             if case .sample = event { samples.update { $0 += 1 } }
@@ -70,7 +66,7 @@ struct LadderRestTests {
             #expect(await eventually { system.ladderRuns.contains { $0.startTime >= arrivalTime } })
             return system.ladderRuns.filter { $0.startTime >= restStart && $0.startTime <= restEnd }.count
         }
-        withExtendedLifetime((ballast, counting)) {}
+        withExtendedLifetime(counting) {}
         // Once per sample would be hundreds; the ladder ran at most a few times.
         #expect(runsWhileResting <= 3, "the ladder ran \(runsWhileResting) times in 5 s with nothing to reclaim")
     }
