@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import MemoryPressure
 import MemoryPressureClient
 import MemoryPressureSimulation
@@ -49,7 +50,7 @@ struct AppProcess: ParsableCommand {
         }
         let memory = ProcessAppMemory(profile: profile, seed: seed, index: index)
         do {
-            try client.start(delegate: ProcessAppProcessDelegate(memory: memory))
+            try client.start(delegate: ProcessAppProcessDelegate(app: app, memory: memory, client: client))
         } catch {
             Self.exit(1, "app-process: \(error)")
         }
@@ -76,18 +77,42 @@ struct AppProcess: ParsableCommand {
     }
 }
 
-/// The child's delegate: hands each callback to the app's memory.
+/// The child's delegate: hands each callback to the app's memory, and saves its launch's state on
+/// entering the background (restored at its next launch, as an in-process simulated app's is).
 final class ProcessAppProcessDelegate: MemoryPressureClientDelegate {
+    let app: String
     let memory: ProcessAppMemory
+    let client: MemoryPressureClient
+    /// This launch's number: one more than the restored state's (1 when none was restored).
+    private var launch = 1
 
-    init(memory: ProcessAppMemory) {
+    init(app: String, memory: ProcessAppMemory, client: MemoryPressureClient) {
+        self.app = app
         self.memory = memory
+        self.client = client
     }
 
-    func didFinishLaunching() { memory.load() }
+    func didFinishLaunching(options: ClientLaunchOptions) {
+        if let bytes = options.restoredState, let restored = try? JSONDecoder().decode(SavedState.self, from: Data(bytes)) {
+            launch = restored.launch + 1
+        }
+        memory.load()
+    }
+
     func didBecomeActive() { memory.becomeActive() }
     func willResignActive() { memory.resignActive() }
-    func didEnterBackground() { memory.enterBackground() }
+
+    func didEnterBackground() {
+        memory.enterBackground()
+        let state = SavedState(app: app, launch: launch, activity: 0, screen: 0, cacheEntries: 0)
+        do {
+            try client.saveState(Array(try JSONEncoder().encode(state)))
+        } catch {
+            var standardError = StandardError()
+            print("app-process \(app): state not saved: \(error)", to: &standardError)
+        }
+    }
+
     func didReceiveMemoryWarning(level: MemoryWarningLevel) { memory.trimForWarning() }
 }
 

@@ -21,8 +21,9 @@ enum RunProcesses {
         allocate nothing; a child cannot hold a background task, so playback and fetches end with didEnterBackground \
         and the app suspends at once (a launch into the background loads its fetch bytes then); didEnterBackground \
         frees what the system would purge in process (images and media emptied, rebuildable objects to 10%, backing \
-        stores, playback) and a memory warning keeps the profile's fraction of the cache; no state is saved or \
-        restored, so relaunches restore nothing; warnings reach one delegate per app and no view controllers or \
+        stores, playback) and a memory warning keeps the profile's fraction of the cache; each child saves its \
+        launch's state through its client on entering the background, and a relaunch must restore exactly the \
+        state saved last, as in process; warnings reach one delegate per app and no view controllers or \
         observers in this process; no allocation is ever refused (a child's pages are not in an app heap); the \
         footprint is this process's resident bytes plus the children's. The report adds each child's peak \
         footprint, pids and freezer, and how each terminated child ended.

@@ -79,6 +79,7 @@ struct RunProcessesTests {
 
         let report = try JSONDecoder().decode(SimulationReport.self, from: Data(contentsOf: URL(filePath: reportPath)))
         #expect(report.invariantViolations.isEmpty, "\(report.invariantViolations)")
+        #expect(report.lostStates == 0, "every relaunch restored the state its child saved last")
         #expect(report.apps == 3)
         let processes = try #require(report.processes)
         #expect(processes.map(\.app).count == 3)

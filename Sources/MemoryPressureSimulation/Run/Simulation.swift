@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Jemalloc
 @_spi(Benchmarks) import MemoryPressure
 import Synchronization
@@ -90,9 +91,8 @@ package final class Simulation: Sendable {
             ? system.lifecycleEvents.observe { checker.observe($0) }
             : system.lifecycleEvents.observe { event in
                 checker.observe(event)
-                // A process app's delegate is in its child: its launches are counted here (relaunches,
-                // with no state saved to restore).
-                if case .stateChanged(let app, .notRunning, _) = event { _ = journal.recordLaunch(of: app, restored: nil, failure: nil) }
+                // A process app's delegate is in its child: its launches and saves are recorded here.
+                Self.recordProcessApp(event, in: system, journal: journal)
             }
         let monitorObservation = system.monitor.events.observe { event in
             if case .change(let change) = event { parts.tally.count(change) }
@@ -145,6 +145,35 @@ package final class Simulation: Sendable {
         }
         live.withLock { $0 = nil }
         return (result, allocatedAtStart)
+    }
+
+    /// Records a process app's launch with the state it restored, and, once it is suspended (its
+    /// `didEnterBackground` answered, the state its child saved then read), the state in its
+    /// archive: what its child saved last, which its next launch must restore.
+    private static func recordProcessApp(_ event: LifecycleEvent, in system: MemorySystem, journal: AppJournal) {
+        guard case .stateChanged(let app, let previous, let state) = event else { return }
+        if previous == .notRunning, let options = system.app(app)?.launchOptions {
+            let (restored, failure) = decodedState(options.restoredState)
+            _ = journal.recordLaunch(of: app, restored: restored, failure: options.restorationFailure.map { "an unreadable archive (\($0))" } ?? failure)
+        } else if state == .suspended {
+            do {
+                let (saved, failure) = decodedState(try system.stateArchive?.load(for: app))
+                if let saved { journal.recordSave(of: app, saved) }
+                if let failure { journal.recordError("\(app)'s archive holds \(failure)") }
+            } catch {
+                journal.recordError("\(app)'s archive cannot be read: \(error)")
+            }
+        }
+    }
+
+    /// The state a process app's child saved, decoded; or why it does not decode.
+    private static func decodedState(_ bytes: [UInt8]?) -> (SavedState?, String?) {
+        guard let bytes else { return (nil, nil) }
+        do {
+            return (try JSONDecoder().decode(SavedState.self, from: Data(bytes)), nil)
+        } catch {
+            return (nil, "a state it could not decode (\(error))")
+        }
     }
 
     /// jemalloc's allocated bytes now, with this thread's cache returned first; nil when the
