@@ -130,12 +130,15 @@ struct ImportanceBandTests {
         return app
     }
 
-    /// Raises the scripted footprint above the critical threshold and returns the first ladder run
-    /// at critical; the footprint stays there, so that run terminates every app it may.
+    /// Raises the scripted footprint above the critical threshold, and above the target by more
+    /// than every app holds, and returns the first ladder run at critical: even with all they
+    /// return counted gone, that run terminates every app it may.
     static func firstCriticalRun(of system: MemorySystem, source: ScriptedSampleSource) async throws -> LadderRun {
         let events = system.events.stream()
+        let held = system.apps.reduce(0) { $0 + system.footprint(of: $1.identifier).totalBytes }
+        let footprint = max(system.budget.bytes(enteringAbove: .critical), system.targetBytes + held) + mebibyte
         let event = try await system.running {
-            source.set(residentBytes: system.budget.bytes(enteringAbove: .critical) + mebibyte, stall: nil)
+            source.set(residentBytes: footprint, stall: nil)
             return await events.first { event in
                 if case .ladderRun(let run) = event { run.level == .critical } else { false }
             }

@@ -70,4 +70,33 @@ struct LadderRestTests {
         // Once per sample would be hundreds; the ladder ran at most a few times.
         #expect(runsWhileResting <= 3, "the ladder ran \(runsWhileResting) times in 5 s with nothing to reclaim")
     }
+
+    /// While the ladder rests, a repeat of the raised level warns no app: the apps had their warning
+    /// and nothing changed. Once the footprint rises by a step, the next repeat warns again.
+    @Test func aRestingLadderRepeatsNoWarningUntilTheFootprintRises() async throws {
+        let clock = ManualClock()
+        let footprint = ScriptedSampleSource(residentBytes: 0)
+        var configuration = try Self.system(footprint: footprint, clock: clock).configuration
+        configuration.monitor.repeatInterval = .seconds(1)
+        let system = try MemorySystem(configuration: configuration)
+        let resting = (system.budget.bytes(enteringAbove: .warning) + system.budget.bytes(enteringAbove: .critical)) / 2
+        footprint.set(residentBytes: resting, stall: nil)
+        let active = try system.register(.test("active")) { IdleDelegate() }
+        try await active.launch()
+        let warnings = SharedBox(0)
+        let counting = system.events.observe { event in
+            if case .warning = event { warnings.update { $0 += 1 } }
+        }
+        try await system.running {
+            #expect(await eventually { system.monitor.level == .warning && warnings.value == 1 })
+            // Five repeat intervals at rest.
+            #expect(await clock.step(by: .milliseconds(100), times: 50, handledBy: system))
+            #expect(warnings.value == 1, "no repeat while resting")
+            // The footprint rises by more than a step (1/32 of the budget): the next repeat warns.
+            footprint.set(residentBytes: resting + system.budget.totalBytes / 16, stall: nil)
+            #expect(await clock.step(by: .milliseconds(100), times: 12, handledBy: system))
+            #expect(await eventually { warnings.value >= 2 })
+        }
+        withExtendedLifetime(counting) {}
+    }
 }

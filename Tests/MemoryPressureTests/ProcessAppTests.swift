@@ -324,8 +324,11 @@ extension ChildProcessTests {
             let system = try Self.system()
             var environment = ClientChannelTests.sanitizerEnvironment
             environment["CLIENT_FIXTURE_STALL"] = callback
+            // The launch is not the subject: twenty children starting at once under a sanitizer
+            // take seconds to answer it.
             let configuration = try AppConfiguration(
-                backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100), backgroundTaskTimeLimit: .seconds(30)
+                launchDeadline: .seconds(120), backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
+                backgroundTaskTimeLimit: .seconds(30)
             )
             let apps = try (0..<20).map { number in
                 try system.register(
@@ -366,7 +369,7 @@ extension ChildProcessTests {
             #expect(failures == [])
             #expect(children.count == 200)
             // Every stalled child was killed, none left frozen.
-            #expect(await eventually { children.allSatisfy { kill($0, 0) != 0 } })
+            #expect(await eventually { !children.contains(where: HostEndTests.isAlive) })
             await system.shutDown()
         }
 
@@ -454,6 +457,64 @@ extension ChildProcessTests {
             ])
             #expect(app.terminationReason == .explicit)
             await system.shutDown()
+        }
+
+        @Test func aProtectedProcessAppsOOMScoreIsTheLowestInEveryState() async throws {
+            let system = try Self.system()
+            let app = try system.register(
+                .test("guarded"), process: .shell("exec sleep 30"), configuration: try AppConfiguration(isProtected: true)
+            )
+            // -1000 where this process may lower a child's score (CAP_SYS_RESOURCE); else this
+            // process's own, the lowest a child may have.
+            let probe = try ChildProcess.spawn(.shell("exec sleep 30"))
+            let lowest = (try? probe.setOOMScoreAdjustment(-1000)) != nil ? -1000 : try KernelFile.parse(FilePath("/proc/self/oom_score_adj")) { Int($0) }
+            probe.kill()
+            #expect(try await app.launch() == .active)
+            let pid = try #require(system.process(of: app.identifier)).pid
+            #expect(try oomScoreAdjustment(pid) == lowest)
+            #expect(try await app.enterBackground() == .suspended)
+            #expect(try oomScoreAdjustment(pid) == lowest, "never the kernel's choice, as OOMScoreAdjust=-1000")
+            #expect(lowest < AppImportance.foreground.oomScoreAdjustmentOfASuspendedApp)
+            await system.shutDown()
+        }
+
+        /// A child launched into the background runs for its launch grace, then is frozen; with
+        /// no grace it is frozen at once.
+        @Test func aBackgroundLaunchRunsForItsGraceBeforeItIsFrozen() async throws {
+            let clock = ManualClock()
+            let system = try Self.system(clock: clock)
+            let directory = try TemporaryDirectory()
+            let started = directory.path.appending("started").string
+            let graced = try system.register(
+                .test("graced"), process: .shell("echo started > \(started); exec sleep 30"), configuration: Self.configuration,
+                options: ProcessAppOptions(launchGrace: .seconds(10))
+            )
+            let background = LaunchOptions(reason: .backgroundEvent("index"))
+            #expect(try await graced.launch(options: background) == .background, "held in the background for its grace")
+            #expect(await eventually { access(started, F_OK) == 0 }, "it runs meanwhile")
+            #expect(system.process(of: graced.identifier)?.isFrozen == false)
+            clock.step(by: .seconds(9))
+            #expect(await system.deadlinesHaveLookedAtTheTimeNow())
+            #expect(graced.state == .background)
+            clock.step(by: .seconds(1))
+            #expect(await eventually { graced.state == .suspended && system.process(of: graced.identifier)?.isFrozen == true })
+
+            let ungraced = try system.register(
+                .test("ungraced"), process: .shell("exec sleep 30"), configuration: Self.configuration, options: ProcessAppOptions(launchGrace: .zero)
+            )
+            #expect(try await ungraced.launch(options: background) == .suspended)
+            await system.shutDown()
+        }
+
+        @Test(arguments: [Duration.milliseconds(-1), .seconds(601)])
+        func aLaunchGraceOutOfRangeIsRefusedAtRegistration(_ grace: Duration) throws {
+            let system = try Self.system()
+            let error = #expect(throws: MemoryPressureError.self) {
+                try system.register(.test("graced"), process: .shell("exit 0"), options: ProcessAppOptions(launchGrace: grace))
+            }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.description.contains("expected 0.0 seconds to 600.0 seconds") == true, "\(String(describing: error))")
+            #expect(system.app(.test("graced")) == nil)
         }
 
         // MARK: Bad input

@@ -58,18 +58,23 @@ struct ReclamationLadder {
     /// Set when a run ended above target with nothing left to reclaim: until something changes,
     /// samples do not run the ladder again (announcements still do).
     private var rest: Rest?
+    /// Whether the protected apps were last found to hold more than the target (said once).
+    private var protectedAboveTargetReported = false
     /// How long the footprint has stayed above the budget while resting, when the configuration
     /// gives up.
     private var unrecoverable: UnrecoverableClock?
 
     /// What the ladder waits for while it rests: the footprint rising by ``step`` above where it
     /// rested, the level rising, or something new to reclaim (an app entering the background or
-    /// suspension; a cache, store or heap registered).
+    /// suspension; a cache, store or heap registered). A repeat of the level warns the apps only
+    /// when the run that began the rest did not (the footprint rose since they were last warned).
     struct Rest: Equatable {
         let footprint: Int
         let level: PressureLevel
         let reclaimableArrivals: Int
         let registrations: Int
+        /// Whether the apps were warned at this footprint: the run that began the rest warned them.
+        let warned: Bool
 
         /// How far the footprint rises before the ladder runs again: 1/32 of the budget, at least
         /// 1 MiB.
@@ -127,6 +132,10 @@ struct ReclamationLadder {
             }
             if change.kind == .fall {
                 await climbIfAboveTarget(to: change.level, from: change.sample)
+            } else if change.kind == .repeated, rest?.warned == true, isResting(at: change.sample, level: change.level) {
+                // Nothing left to reclaim, and nothing changed: the apps had their warning, and a
+                // repeat would only wake them to drop what they no longer hold.
+                return
             } else {
                 beginEpisode(at: change.sample)
                 announced = true
@@ -170,14 +179,19 @@ struct ReclamationLadder {
             rest = nil
             return
         }
-        if let rest, rest.holds(
-            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations,
-            step: Rest.step(budgetBytes: budget.totalBytes)
-        ) {
-            return
-        }
+        if isResting(at: sample, level: level) { return }
         beginEpisode(at: sample)
         await climb(to: level, from: sample, warn: false)
+    }
+
+    /// Whether the ladder rests still at `sample` and `level`: it rests, and nothing it waits for
+    /// has come (see ``Rest``).
+    private func isResting(at sample: MemorySample, level: PressureLevel) -> Bool {
+        guard let rest, let footprint = sample.footprintBytes else { return false }
+        return rest.holds(
+            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations,
+            step: Rest.step(budgetBytes: budget.totalBytes)
+        )
     }
 
     /// Starts an episode, unless one is under way: its purge latency runs from the earliest of the
@@ -202,7 +216,7 @@ struct ReclamationLadder {
         if warn {
             postWarnings(level, sample: sample, into: &run)
         }
-        var footprint = monitor.measure()
+        var footprint = LadderFootprint(monitor.measure())
         if level == .critical {
             // The least important band first; within a band, suspended apps before background ones.
             // With every app in one band this is the suspended step, then the background step.
@@ -212,14 +226,15 @@ struct ReclamationLadder {
                 }
             }
         }
+        if level == .critical { reportProtectedAppsAboveTarget(footprint) }
         run.endTime = clock.now
         lastRunEnd = run.endTime
-        run.footprintAfterBytes = footprint.footprintBytes
-        if let bytes = footprint.footprintBytes, bytes <= target {
+        run.footprintAfterBytes = footprint.bytes
+        if let bytes = footprint.bytes, bytes <= target {
             run.latency = footprint.time - run.crossingTime
             crossingTime = nil
         }
-        noteRest(after: run, level: level, footprint: footprint.footprintBytes)
+        noteRest(after: run, level: level, footprint: footprint.bytes)
         let closesAnnouncedEpisode = announced && run.latency != nil
         logger.log(level: warn || closesAnnouncedEpisode ? .info : .debug, "reclamation ladder ran", metadata: [
             "level": "\(level)", "footprint": "\(run.footprintAfterBytes.map(String.init) ?? "unknown")",
@@ -227,6 +242,21 @@ struct ReclamationLadder {
             "steps": "\(run.steps.map(\.step.description).joined(separator: ","))",
         ])
         journal.ran(run)
+    }
+
+    /// Says once, while it lasts, that the protected apps alone hold more than the target: the
+    /// ladder terminates every other app it may, and cannot bring the footprint under it.
+    private mutating func reportProtectedAppsAboveTarget(_ footprint: LadderFootprint) {
+        guard let bytes = footprint.bytes, bytes > target else { return }
+        let protected = apps.apps(in: [.active, .inactive, .background, .suspended]).filter(\.configuration.isProtected)
+        let held = protected.reduce(0) { $0.addingClamped(registry.footprint(of: $1.identifier).totalBytes) }
+        let above = held > target
+        defer { protectedAboveTargetReported = above }
+        guard above, !protectedAboveTargetReported else { return }
+        logger.warning("the protected apps alone hold more than the target; the ladder terminates only the others", metadata: [
+            "protected": "\(protected.map(\.identifier.rawValue).sorted())", "protectedBytes": "\(held)", "target": "\(target)",
+            "footprint": "\(bytes)",
+        ])
     }
 
     /// Rests after a run that ended above target having reclaimed nothing (no bytes purged, no app
@@ -239,7 +269,8 @@ struct ReclamationLadder {
         }
         let wasResting = rest != nil
         rest = Rest(
-            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations
+            footprint: footprint, level: level, reclaimableArrivals: apps.reclaimableArrivals, registrations: registry.registrations,
+            warned: run.steps.contains { $0.step == .warning }
         )
         guard !wasResting else { return }
         logger.notice("reclamation ladder rests: nothing left to reclaim above target", metadata: [
@@ -323,19 +354,20 @@ struct ReclamationLadder {
     /// band, that band's call has k = n, O(k + v log k) as before bands existed; each other band's
     /// call lists the apps and ranks none, O(n), and none runs once the footprint is under target.
     private func terminate(
-        _ state: AppState, in band: AppImportance, while footprint: MemorySample, into run: inout LadderRun
-    ) async -> MemorySample {
-        guard footprint.footprintBytes.map({ $0 > target }) ?? true else { return footprint }
+        _ state: AppState, in band: AppImportance, while footprint: LadderFootprint, into run: inout LadderRun
+    ) async -> LadderFootprint {
+        guard footprint.bytes.map({ $0 > target }) ?? true else { return footprint }
         let clock = ContinuousClock()
         let start = clock.now
         let step: ReclamationStep = state == .suspended ? .terminateSuspended : .terminateBackground
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band }
+        let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band && !$0.configuration.isProtected }
         var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
-        while !Task.isCancelled, footprint.footprintBytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
-            let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state])
+        while !Task.isCancelled, footprint.bytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
+            let decision = footprint.bytes.map { TerminationRecord.LadderDecision(footprintBytes: $0, targetBytes: target) }
+            let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state], decision: decision)
             returned = returned.addingClamped(record?.returnedBytes ?? 0)
             // An app that moved on (to the foreground, say) since it was ranked is left alone.
             guard record != nil || victim.systemState == .notRunning else { continue }
@@ -343,11 +375,47 @@ struct ReclamationLadder {
             // Measure only once what the app freed is back with the kernel, so that memory its
             // termination already freed never costs a second app.
             try? Jemalloc.purgeAllArenas()
-            footprint = monitor.measure()
+            footprint = footprint.measuredAgain(monitor.measure(), after: record)
         }
         if !terminated.isEmpty {
             run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: returned, terminated: terminated))
         }
         return footprint
+    }
+}
+
+/// The footprint the ladder decides by: a measurement, and the bytes it counts, which after a
+/// termination are never more than the footprint before it less what the victim returned.
+///
+/// A measurement taken just after a kill may not have seen the victim's memory go: a parent
+/// cgroup's usage falls only as the kernel uncharges the dead child's pages, which can take a
+/// moment after the reap. Deciding by such a figure would terminate a second app for memory the
+/// first already returned (lmkd waits on the victim's pidfd and reads again for the same reason).
+struct LadderFootprint {
+    /// The last measurement.
+    let sample: MemorySample
+    /// The footprint counted, in bytes; nil when the measurement found none.
+    let bytes: Int?
+
+    init(_ sample: MemorySample) {
+        self.sample = sample
+        bytes = sample.footprintBytes
+    }
+
+    private init(sample: MemorySample, bytes: Int?) {
+        self.sample = sample
+        self.bytes = bytes
+    }
+
+    /// When the last measurement was taken.
+    var time: ContinuousClock.Instant { sample.time }
+
+    /// `measurement`, taken after the termination `record` tells of, counted at most at this
+    /// footprint less what the terminated app returned.
+    func measuredAgain(_ measurement: MemorySample, after record: TerminationRecord?) -> LadderFootprint {
+        guard let measured = measurement.footprintBytes, let before = bytes, let returned = record?.returnedBytes else {
+            return LadderFootprint(measurement)
+        }
+        return LadderFootprint(sample: measurement, bytes: min(measured, max(0, before - returned)))
     }
 }

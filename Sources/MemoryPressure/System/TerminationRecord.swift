@@ -4,8 +4,9 @@ import MemoryPressureProcesses
 /// One app's termination, as the system records it.
 ///
 /// Encodable as an object: `app`, `state` and `reason` by name, `footprintBytes`, `returnedBytes`,
-/// `time` (seconds since boot, see ``encode(to:)``), `step` by name and `processExit` (see
-/// ``/MemoryPressureProcesses/ProcessExit``), each left out when nil.
+/// `time` (seconds since boot, see ``encode(to:)``), `step` by name, `processExit` (see
+/// ``/MemoryPressureProcesses/ProcessExit``) and `decision` (`footprintBytes`, `targetBytes`), each
+/// left out when nil.
 public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The app terminated.
     public var app: AppIdentifier
@@ -25,12 +26,33 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
     public var step: ReclamationStep?
     /// How the app's process ended, for a process app; nil for an in-process app.
     public var processExit: ProcessExit?
+    /// What the ladder measured as it chose the app, and the target it worked down to; nil when the
+    /// ladder did not choose it.
+    public var decision: LadderDecision?
+
+    /// What the ladder decided a termination by.
+    public struct LadderDecision: Hashable, Sendable, Encodable {
+        /// The system's footprint the ladder counted before it terminated the app: the last
+        /// measurement, and never more than the footprint before the run's earlier terminations
+        /// less what they returned.
+        public var footprintBytes: Int
+        /// The footprint the ladder works down to; it terminated the app because the footprint was above it.
+        public var targetBytes: Int
+
+        /// A decision at `footprintBytes` for `targetBytes`.
+        public init(footprintBytes: Int, targetBytes: Int) {
+            self.footprintBytes = footprintBytes
+            self.targetBytes = targetBytes
+        }
+    }
 
     /// A record with these details.
     package init(
         app: AppIdentifier, state: AppState, footprintBytes: Int, reason: TerminationReason,
-        returnedBytes: Int, time: ContinuousClock.Instant, step: ReclamationStep?, processExit: ProcessExit? = nil
+        returnedBytes: Int, time: ContinuousClock.Instant, step: ReclamationStep?, processExit: ProcessExit? = nil,
+        decision: LadderDecision? = nil
     ) {
+        self.decision = decision
         self.app = app
         self.state = state
         self.footprintBytes = footprintBytes
@@ -44,7 +66,7 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
 
 extension TerminationRecord {
     private enum CodingKeys: String, CodingKey {
-        case app, state, footprintBytes, reason, returnedBytes, time, step, processExit
+        case app, state, footprintBytes, reason, returnedBytes, time, step, processExit, decision
     }
 
     /// Encodes the record. `time` is a number of seconds on the continuous clock's timeline, which
@@ -59,6 +81,7 @@ extension TerminationRecord {
         try container.encode(secondsSinceBoot: time, forKey: .time)
         try container.encodeIfPresent(step, forKey: .step)
         try container.encodeIfPresent(processExit, forKey: .processExit)
+        try container.encodeIfPresent(decision, forKey: .decision)
     }
 }
 
@@ -69,5 +92,6 @@ extension TerminationRecord: CustomStringConvertible {
         "app \(app) terminated from \(state) for \(reason): footprint \(ByteCount(footprintBytes)), "
             + "returned \(ByteCount(returnedBytes)), step \(step.map(\.description) ?? "none")"
             + (processExit.map { ", process \($0)" } ?? "")
+            + (decision.map { ", chosen at footprint \(ByteCount($0.footprintBytes)) above target \(ByteCount($0.targetBytes))" } ?? "")
     }
 }

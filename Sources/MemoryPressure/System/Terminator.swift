@@ -22,10 +22,13 @@ final class Terminator: Sendable {
     /// that took it.
     private final class Request: Sendable {
         let step: ReclamationStep?
+        /// What the ladder measured as it chose the app, for a step's call.
+        let decision: TerminationRecord.LadderDecision?
         let record = Completion<TerminationRecord>()
 
-        init(step: ReclamationStep?) {
+        init(step: ReclamationStep?, decision: TerminationRecord.LadderDecision?) {
             self.step = step
+            self.decision = decision
         }
     }
 
@@ -88,10 +91,10 @@ final class Terminator: Sendable {
     /// ladder goes on to its next victim rather than wait on a termination it did not choose.
     func terminate(
         _ app: App, reason: TerminationReason, step: ReclamationStep?,
-        from states: [AppState] = [.inactive, .active, .background, .suspended]
+        from states: [AppState] = [.inactive, .active, .background, .suspended], decision: TerminationRecord.LadderDecision? = nil
     ) async -> TerminationRecord? {
         let identifier = app.identifier
-        let request = Request(step: step)
+        let request = Request(step: step, decision: decision)
         state.withLock { $0.requested[identifier, default: []].append(request) }
         requests.emit(identifier)
         do {
@@ -155,17 +158,23 @@ final class Terminator: Sendable {
         let record = TerminationRecord(
             app: identifier, state: draining.state, footprintBytes: draining.footprintBytes,
             reason: draining.reason, returnedBytes: max(0, draining.footprintBytes - remaining),
-            time: draining.time, step: draining.requests.first?.step ?? nil, processExit: processes.takeExit(of: identifier)
+            time: draining.time, step: draining.requests.first?.step ?? nil, processExit: processes.takeExit(of: identifier),
+            decision: draining.requests.first?.decision
         )
         for request in draining.requests {
             request.record.resolve(record)
         }
         // A termination asked for explicitly (a shutdown) is routine; any other is news.
-        logger.log(level: record.reason == .explicit ? .info : .notice, "terminated app", metadata: [
+        var metadata: Logger.Metadata = [
             "app": "\(identifier)", "reason": "\(record.reason)", "state": "\(record.state)",
             "footprint": "\(record.footprintBytes)", "returned": "\(record.returnedBytes)",
             "step": "\(record.step.map(\.description) ?? "none")",
-        ])
+        ]
+        if let decision = record.decision {
+            metadata["systemFootprint"] = "\(decision.footprintBytes)"
+            metadata["target"] = "\(decision.targetBytes)"
+        }
+        logger.log(level: record.reason == .explicit ? .info : .notice, "terminated app", metadata: metadata)
         journal.terminated(record)
     }
 }

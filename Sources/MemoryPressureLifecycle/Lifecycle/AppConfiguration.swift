@@ -34,6 +34,12 @@ public struct AppConfiguration: Hashable, Sendable {
     /// band, an active or inactive app is not terminated for system pressure.
     public let importance: AppImportance
 
+    /// Whether the app is never terminated for system pressure, in any state, as a systemd unit
+    /// with `OOMScoreAdjust=-1000` is never the OOM killer's choice: the ladder purges its caches
+    /// and warns it, but terminates other apps only, and a process app's `oom_score_adj` is -1000
+    /// where the host may set it. Its own hard memory limit still ends it. False by default.
+    public let isProtected: Bool
+
     /// A configuration with these limits and `importance`, each limit validated against
     /// ``acceptedRange`` (1 ms to 1 h).
     ///
@@ -45,6 +51,7 @@ public struct AppConfiguration: Hashable, Sendable {
     ///     default.
     ///   - importance: The app's importance band when memory runs short; ``AppImportance/service``
     ///     by default.
+    ///   - isProtected: Whether the app is never terminated for system pressure; false by default.
     /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidConfiguration`` when
     ///   a limit is outside ``acceptedRange``.
     public init(
@@ -52,7 +59,8 @@ public struct AppConfiguration: Hashable, Sendable {
         backgroundDeadline: Duration = .seconds(5),
         terminationDeadline: Duration = .seconds(5),
         backgroundTaskTimeLimit: Duration = .seconds(30),
-        importance: AppImportance = .service
+        importance: AppImportance = .service,
+        isProtected: Bool = false
     ) throws(MemoryPressureError) {
         for (setting, value) in [
             ("launchDeadline", launchDeadline),
@@ -67,18 +75,28 @@ public struct AppConfiguration: Hashable, Sendable {
             backgroundDeadline: backgroundDeadline,
             terminationDeadline: terminationDeadline,
             backgroundTaskTimeLimit: backgroundTaskTimeLimit,
-            importance: importance
+            importance: importance,
+            isProtected: isProtected
         )
     }
 
     private init(
         validLaunchDeadline: Duration, backgroundDeadline: Duration, terminationDeadline: Duration, backgroundTaskTimeLimit: Duration,
-        importance: AppImportance
+        importance: AppImportance, isProtected: Bool = false
     ) {
+        self.isProtected = isProtected
         self.launchDeadline = validLaunchDeadline
         self.backgroundDeadline = backgroundDeadline
         self.terminationDeadline = terminationDeadline
         self.backgroundTaskTimeLimit = backgroundTaskTimeLimit
         self.importance = importance
+    }
+}
+
+extension AppConfiguration {
+    /// The `oom_score_adj` of the app's process in `state`: -1000 for a protected app, else its
+    /// band's (``AppImportance``).
+    package func oomScoreAdjustment(in state: AppState) -> Int {
+        isProtected ? -1000 : importance.oomScoreAdjustment(in: state)
     }
 }

@@ -10,6 +10,11 @@ extension MemoryPressureError {
         )
     }
 
+    /// A launch grace outside the accepted range.
+    static func launchGraceOutOfRange(_ grace: Duration, accepted: ClosedRange<Duration>) -> Self {
+        Self(.invalidConfiguration, "the launch grace \(grace) is out of range; expected \(accepted.lowerBound) to \(accepted.upperBound)")
+    }
+
     /// The app `identifier` is not a process app, for an operation only process apps have.
     static func notAProcessApp(_ identifier: AppIdentifier) -> Self {
         Self(.invalidArgument, "app \(identifier) is not a process app; register it with register(_:process:)")

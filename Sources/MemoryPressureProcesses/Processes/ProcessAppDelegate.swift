@@ -4,7 +4,7 @@ import Glibc
 import Musl
 #endif
 import MemoryPressureLifecycle
-import MemoryPressureRuntime
+@_spi(Benchmarks) import MemoryPressureRuntime
 import MemoryPressureWire
 
 /// A process app's code: starts its child as the app launches and carries each callback to it
@@ -49,6 +49,22 @@ package final class ProcessAppDelegate: AppDelegate {
 
     package func didEnterBackground(_ app: isolated App) {
         call(.didEnterBackground, app, within: app.configuration.backgroundDeadline)
+        holdSuspensionForTheLaunchGrace(app)
+    }
+
+    /// A child launched into the background without the client channel runs for its launch grace
+    /// before it may be suspended (a client child's launch is done once it has answered
+    /// `didFinishLaunching`): the app's suspension is held, once per launch, and released when the
+    /// grace has passed on the app's clock. A termination meanwhile ends the hold with the launch.
+    private func holdSuspensionForTheLaunchGrace(_ app: isolated App) {
+        guard app.launchOptions.reason.launchesInBackground,
+              let (running, options) = processes.runningWithOptions(app.identifier),
+              options.channel != .client, options.launchGrace > .zero, running.takeLaunchGrace(),
+              let hold = app.holdSuspension()
+        else { return }
+        _ = app.threads.timers.schedule(at: app.clock.now + options.launchGrace) { [weak app] in
+            app?.release(hold)
+        }
     }
 
     package func willEnterForeground(_ app: isolated App) {

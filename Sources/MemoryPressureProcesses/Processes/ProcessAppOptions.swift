@@ -73,6 +73,15 @@ public struct ProcessAppOptions: Hashable, Sendable {
     /// freezer, else `SIGSTOP` to the child's process group, said once in the log. One the machine
     /// cannot offer makes the launch fail.
     public var freezeMechanism: FreezeMechanism?
+    /// How long a child launched into the background runs before it may be suspended, so that it
+    /// finishes launching (reads its files, fills its caches) as iOS gives a background launch
+    /// time: 10 s by default, zero for none. A `client` child needs none: its launch is done when it
+    /// has answered `didFinishLaunching`, before it is sent to the background. The grace holds off
+    /// the suspension only; the ladder may still terminate the app, as a background one.
+    public var launchGrace: Duration
+
+    /// The ``launchGrace`` values accepted: zero to ten minutes.
+    public static let acceptedLaunchGraces: ClosedRange<Duration> = .zero ... .seconds(600)
 
     /// Options with these settings.
     ///
@@ -80,14 +89,23 @@ public struct ProcessAppOptions: Hashable, Sendable {
     ///   - channel: How the child hears of its callbacks.
     ///   - inBackground: Whether the app is suspended or keeps running in the background.
     ///   - freezeMechanism: The freezer to use, or nil for the machine's best.
-    public init(channel: Channel = .none, inBackground: BackgroundMode = .suspend, freezeMechanism: FreezeMechanism? = nil) {
+    ///   - launchGrace: How long a child launched into the background runs before it may be
+    ///     suspended; 10 s by default.
+    public init(
+        channel: Channel = .none, inBackground: BackgroundMode = .suspend, freezeMechanism: FreezeMechanism? = nil,
+        launchGrace: Duration = .seconds(10)
+    ) {
         self.channel = channel
         self.inBackground = inBackground
         self.freezeMechanism = freezeMechanism
+        self.launchGrace = launchGrace
     }
 
-    /// Checks the channel's signal.
+    /// Checks the channel's signal and the launch grace.
     package func validated() throws(MemoryPressureError) -> Self {
+        guard Self.acceptedLaunchGraces.contains(launchGrace) else {
+            throw .launchGraceOutOfRange(launchGrace, accepted: Self.acceptedLaunchGraces)
+        }
         if case .signal(let number) = channel,
            !Channel.acceptedSignals.contains(number) || [SIGKILL, SIGSTOP, SIGCONT].contains(number) {
             throw .warningSignalOutOfRange(number, accepted: Channel.acceptedSignals)

@@ -37,6 +37,13 @@ package final class ProcessApps: FootprintContributor {
         /// The child's footprint at the last reading that found it: what it held, once it has
         /// ended (a child that exits on `SIGTERM` ends before its termination is recorded).
         private let lastFootprintBytes = Atomic<Int>(0)
+        /// Whether this child's launch grace was given (once per child, so once per launch).
+        private let launchGraceGiven = Atomic<Bool>(false)
+
+        /// True the first time only: the launch grace is this child's to take once.
+        func takeLaunchGrace() -> Bool {
+            !launchGraceGiven.exchange(true, ordering: .relaxed)
+        }
 
         package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
             self.child = child
@@ -87,6 +94,8 @@ package final class ProcessApps: FootprintContributor {
 
     private let state = LibraryLock(State())
     private let exitWatch: ProcessExitWatch
+    /// Whether it was said that protected apps cannot have -1000 here.
+    private let protectedScoreFloorReported = Atomic<Bool>(false)
     /// Where the children are started, so that none outlives this process; nil (said in the
     /// log) when its pipe could not be made.
     private let spawner: ChildSpawner?
@@ -162,6 +171,14 @@ package final class ProcessApps: FootprintContributor {
         state.withLock { $0.running[identifier] }
     }
 
+    /// `identifier`'s running child and the options it was registered with, if it runs.
+    func runningWithOptions(_ identifier: AppIdentifier) -> (Running, ProcessAppOptions)? {
+        state.withLock { state in
+            guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
+            return (running, registration.options)
+        }
+    }
+
     /// How `identifier`'s last child ended, taken for its termination record.
     package func takeExit(of identifier: AppIdentifier) -> ProcessExit? {
         state.withLock { state in
@@ -213,7 +230,13 @@ package final class ProcessApps: FootprintContributor {
         )
         channel?.closeChildEnd()
         do {
-            try child.setOOMScoreAdjustment(registration.configuration.importance.oomScoreAdjustment(in: appState))
+            try child.setOOMScoreAdjustment(registration.configuration.oomScoreAdjustment(in: appState))
+        } catch where registration.configuration.isProtected {
+            // Only CAP_SYS_RESOURCE may set a process's oom_score_adj below its parent's: the child
+            // keeps this host's, the lowest it may have here.
+            if !protectedScoreFloorReported.exchange(true, ordering: .relaxed) {
+                logger.notice("protected process apps keep this process's oom_score_adj: setting -1000 needs CAP_SYS_RESOURCE (\(error))")
+            }
         } catch {
             logger.warning("process app's oom_score_adj not set", metadata: ["app": "\(identifier)", "error": "\(error)"])
         }
@@ -256,19 +279,20 @@ package final class ProcessApps: FootprintContributor {
     // MARK: The lifecycle, mapped to the kernel
 
     /// Follows `identifier` from `previous` to `next`: its `oom_score_adj` follows its state and
-    /// band; it is frozen when suspended and thawed when it leaves suspension.
+    /// band (-1000 when protected); it is frozen when suspended and thawed when it leaves suspension.
     package func moved(_ identifier: AppIdentifier, from previous: AppState, to next: AppState) {
-        guard let (running, importance) = state.withLock({ state -> (Running, AppImportance)? in
+        guard let (running, configuration) = state.withLock({ state -> (Running, AppConfiguration)? in
             guard let running = state.running[identifier], let registration = state.registrations[identifier] else { return nil }
-            return (running, registration.configuration.importance)
+            return (running, registration.configuration)
         }) else { return }
         let child = running.child
         do {
             if previous == .suspended, next != .notRunning {
                 try child.thaw()
             }
-            if next != .notRunning {
-                try child.setOOMScoreAdjustment(importance.oomScoreAdjustment(in: next))
+            // A protected app's score, set at its start, is the same in every state.
+            if next != .notRunning, !configuration.isProtected {
+                try child.setOOMScoreAdjustment(configuration.oomScoreAdjustment(in: next))
             }
             if next == .suspended {
                 try child.freeze()
