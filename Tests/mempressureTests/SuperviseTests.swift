@@ -75,8 +75,8 @@ struct SuperviseTests {
     /// Each bad file is one line naming the key, the app where there is one, and what is accepted.
     @Test(arguments: [
         (#"{ "apps": [{ "name": "a", "command": ["sleep"], "colour": "red" }] }"#,
-         "apps[0].colour is not a known key; expected one of name, command, start, inBackground, importance, channel, limits, env, cwd"),
-        (#"{ "budget": "auto", "apps": [], "extra": 1 }"#, "extra is not a known key; expected one of budget, apps"),
+         "apps[0].colour is not a known key; expected one of name, command, start, inBackground, importance, channel, limits, env, cwd, restart, restartDelay, restartDelayMax, startRetries"),
+        (#"{ "budget": "auto", "apps": [], "extra": 1 }"#, "extra is not a known key; expected one of budget, apps, socket, logs, metrics"),
         (#"{ "apps": [{ "name": "a", "command": ["sleep"] }, { "name": "a", "command": ["sleep"] }] }"#,
          #"apps[1].name (app "a") is given twice (also at apps[0]); expected a name of its own for each app"#),
         (#"{ "apps": [{ "name": "a", "command": ["sleep"], "start": "foreground" }, { "name": "b", "command": ["sleep"], "start": "foreground" }] }"#,
@@ -145,7 +145,7 @@ struct SuperviseTests {
         #expect(try SuperviseConsole.parse("   ") == nil)
         #expect(try SuperviseConsole.parse("# a comment") == nil)
         for (line, expected) in [
-            ("fg editor", #""fg" is not a command; expected foreground NAME, background NAME, status or quit"#),
+            ("fg editor", #""fg" is not a command; expected foreground NAME, background NAME, start NAME, stop NAME, restart NAME, status, reload, reopen-logs or quit"#),
             ("foreground", "foreground needs an app's name; expected foreground NAME"),
             ("background a b", "background takes one app's name, not 2 words; expected background NAME"),
             ("status now", "status takes no arguments; expected status alone"),
@@ -378,11 +378,14 @@ enum SuperviseTool {
         /// Signalled once the process has ended.
         private let exited = DispatchSemaphore(value: 0)
 
-        init(apps: String) throws {
+        /// The control socket's path.
+        var socket: String { "\(directory)/ctl.sock" }
+
+        init(apps: String, arguments extraArguments: [String] = [], input: Bool = true) throws {
             directory = try temporaryDirectory()
             try Data(apps.utf8).write(to: URL(filePath: "\(directory)/apps.json"))
             process.executableURL = try executable()
-            process.arguments = ["supervise", "--config", "\(directory)/apps.json"]
+            process.arguments = ["supervise", "--config", "\(directory)/apps.json", "--socket", "\(directory)/ctl.sock"] + extraArguments
             let outputPipe = Pipe()
             let errorPipe = Pipe()
             process.standardInput = input
