@@ -66,14 +66,6 @@ struct Supervise: AsyncParsableCommand {
             throw BadInput(error.description)
         }
         let logger = Self.logger(level: verbose ? .info : .notice)
-        let socketPath = socket ?? file.socket ?? ControlSocket.defaultPath
-        if socket == nil, file.socket == nil, geteuid() == 0 {
-            mkdir("/run/mempressure", 0o700)
-        }
-        let control = try ControlSocket.Server(path: socketPath)
-        defer { control.stop() }
-        let metricsServer = try (metrics ?? file.metrics).map { text throws(BadInput) in try MetricsServer(text) }
-        defer { metricsServer?.stop() }
         let logs = try LogRouter(directory: file.logs)
         defer { logs.stop() }
 
@@ -89,12 +81,22 @@ struct Supervise: AsyncParsableCommand {
             }
         }
 
+        // After the apps are checked: a bad file is its own error, whatever the socket.
+        let socketPath = socket ?? file.socket ?? ControlSocket.defaultPath
+        if socket == nil, file.socket == nil, geteuid() == 0 {
+            mkdir("/run/mempressure", 0o700)
+        }
+        let control = try ControlSocket.Server(path: socketPath)
+        defer { control.stop() }
+        let metricsServer = try (metrics ?? file.metrics).map { text throws(BadInput) in try MetricsServer(text) }
+        defer { metricsServer?.stop() }
         // Replies to `status` go to standard output, which may be a pipe whose reader goes away.
         signal(SIGPIPE, SIG_IGN)
         Signals.install()
         let observation = system.events.observe { event in
             switch event {
             case .termination(let record):
+                board.countTermination(record.app, reason: record.reason)
                 logger.notice("\(record)")
                 continuation.yield(.terminated(record))
             case .warning(_, let step):

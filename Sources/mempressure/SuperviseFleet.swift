@@ -149,6 +149,16 @@ final class Fleet {
         }
     }
 
+    /// Terminates `app` (reason explicit); nil when done, else the error.
+    private func stop(_ app: App, _ what: String) async -> String? {
+        do {
+            _ = try await app.terminate(reason: .explicit)
+            return nil
+        } catch {
+            return "\(what): \(error)"
+        }
+    }
+
     /// Cancels a pending restart of the app at `index`, and any later one scheduled before now.
     private func overtake(_ index: Int) {
         members[index].token += 1
@@ -228,14 +238,10 @@ final class Fleet {
                 failure = await launch(index)
             case .stop:
                 guard app.state != .notRunning else { return .done("\(name) is not running\n") }
-                failure = await transition("stop \(name)", of: app) { () throws(MemoryPressureError) in
-                    try await app.terminate(reason: .explicit)
-                }
+                failure = await stop(app, "stop \(name)")
             case .restart:
                 if app.state != .notRunning {
-                    _ = await transition("restart \(name)", of: app) { () throws(MemoryPressureError) in
-                        try await app.terminate(reason: .explicit)
-                    }
+                    _ = await stop(app, "restart \(name)")
                 }
                 members[index].restarts += 1
                 failure = await launch(index)
@@ -334,7 +340,6 @@ final class Fleet {
         let launchedAt = members[index].launchedAt
         members[index].lastTermination = record
         members[index].launchedAt = nil
-        board.countTermination(app: members[index].name, reason: record.reason)
         let name = members[index].name
         let policy = members[index].entry.restart
         let failed: Bool
@@ -421,9 +426,7 @@ final class Fleet {
             overtake(index)
             let app = members[index].app
             if app.state != .notRunning {
-                if let failure = await transition("reload: stop \(members[index].name)", of: app, { () throws(MemoryPressureError) in
-                    try await app.terminate(reason: .explicit)
-                }) { failures.append(failure) }
+                if let failure = await stop(app, "reload: stop \(members[index].name)") { failures.append(failure) }
             }
             removed.append(members[index].name)
         }
@@ -440,9 +443,7 @@ final class Fleet {
                 overtake(index)
                 let app = member.app
                 if app.state != .notRunning {
-                    if let failure = await transition("reload: stop \(name)", of: app, { () throws(MemoryPressureError) in
-                        try await app.terminate(reason: .explicit)
-                    }) { failures.append(failure) }
+                    if let failure = await stop(app, "reload: stop \(name)") { failures.append(failure) }
                 }
                 do throws(MemoryPressureError) {
                     member.app = try register(entry)
@@ -512,8 +513,12 @@ final class FleetBoard: Sendable {
 
     func set(_ rows: [Row]) { counts.withLock { $0.rows = rows } }
     func countWarning(step: String) { counts.withLock { $0.warnings[step, default: 0] += 1 } }
-    func countTermination(app: String, reason: TerminationReason) {
-        counts.withLock { $0.terminations[app, default: [:]][reason, default: 0] += 1 }
+    /// Counts a termination, as the system publishes it (before the main loop hears of it).
+    func countTermination(_ identifier: AppIdentifier, reason: TerminationReason) {
+        counts.withLock { counts in
+            let name = counts.rows.first { $0.app.identifier == identifier }?.name ?? identifier.rawValue
+            counts.terminations[name, default: [:]][reason, default: 0] += 1
+        }
     }
 
     /// The Prometheus text exposition: the service module's names where they overlap
