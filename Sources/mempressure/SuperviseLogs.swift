@@ -101,10 +101,12 @@ final class LogRouter: Sendable {
         }
     }
 
-    private func copy(from fifo: Int32) {
+    /// Copies what `fifo` holds now; returns the bytes read (0 or less when nothing was there).
+    @discardableResult
+    private func copy(from fifo: Int32) -> Int {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { read(fifo, $0.baseAddress, $0.count) }
-        guard count > 0 else { return }
+        guard count > 0 else { return count }
         let bytes = chunk[..<count]
         // The write happens under the lock so that a reopen does not close the file under it; it
         // is a plain write to a file or to standard error, no call-out.
@@ -128,6 +130,7 @@ final class LogRouter: Sendable {
                 writeFully(STDERR_FILENO, lines)
             }
         }
+        return count
     }
 
     /// Stops the thread, closes everything and removes the FIFOs.
@@ -137,6 +140,10 @@ final class LogRouter: Sendable {
             return thread
         }
         running?.stop()
+        // What the apps wrote last (they have ended: the system's shutdown came first).
+        for fifo in routes.withLock({ $0.values.map(\.fifo) }) {
+            while copy(from: fifo) > 0 {}
+        }
         let all = routes.withLock { routes -> [String: Route] in
             defer { routes.removeAll() }
             return routes
