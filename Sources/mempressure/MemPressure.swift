@@ -14,7 +14,7 @@ struct MemPressure: AsyncParsableCommand {
         commandName: "mempressure",
         abstract: "Memory pressure and resource budgets for long-running Swift processes.",
         discussion: "With no subcommand, runs the default scenario: about 20 seconds of simulated apps on a 768 MiB budget.",
-        subcommands: [RunScenario.self, Scenarios.self, Stats.self, Supervise.self, AppProcess.self],
+        subcommands: [RunScenario.self, Scenarios.self, Stats.self, Supervise.self, Ctl.self, AppProcess.self],
         defaultSubcommand: RunScenario.self
     )
 

@@ -68,12 +68,59 @@ struct SuperviseConfiguration {
         var options: ProcessAppOptions
         /// Where the file gives it: `apps[2]`.
         var field: String
+        /// When the supervisor launches the app again after its process ends by itself.
+        var restart: RestartPolicy = RestartPolicy()
+        /// The app's object as the file gives it: a reload restarts the app when it differs.
+        var source: JSONValue = .null
+    }
+
+    /// `restart`, `restartDelay`, `restartDelayMax` and `startRetries`: whether an app whose
+    /// process ends by itself is launched again, after a delay that doubles with each attempt up to
+    /// its cap, and how many attempts in a row before giving up. An app the system terminated (for
+    /// pressure or its own limit) is never restarted by policy, as iOS does not relaunch a
+    /// jettisoned app; nor is one ended by the supervisor (`stop`, `quit`, a reload).
+    struct RestartPolicy: Equatable {
+        enum When: String, CaseIterable {
+            /// Never (the default).
+            case never
+            /// When the process exits with a status other than 0, or is killed by a signal.
+            case onFailure = "on-failure"
+            /// Whenever the process ends by itself.
+            case always
+        }
+        var when: When = .never
+        /// The first delay (1 s by default).
+        var delay: Duration = .seconds(1)
+        /// The longest delay (60 s by default).
+        var maximumDelay: Duration = .seconds(60)
+        /// Restarts in a row, without a run of ``stableRun`` between them, before giving up (3 by default).
+        var retries = 3
+        /// A run at least this long resets the attempts and the delay.
+        static let stableRun: Duration = .seconds(10)
+
+        /// The delay before attempt `attempt` (1 for the first restart): `delay` doubled, at most
+        /// `maximumDelay`.
+        func delay(before attempt: Int) -> Duration {
+            var delay = self.delay
+            for _ in 1..<max(1, attempt) {
+                delay *= 2
+                if delay >= maximumDelay { return maximumDelay }
+            }
+            return min(delay, maximumDelay)
+        }
     }
 
     /// The budget the apps are held to.
     var budget: MemoryBudget
     /// The apps, in the file's order.
     var apps: [AppEntry]
+    /// `socket`: the control socket's path, when the file gives one.
+    var socket: String?
+    /// `logs`: the directory of the apps' log files (`NAME.log`); nil for the supervisor's
+    /// standard error, each line prefixed with the app's name.
+    var logs: String?
+    /// `metrics`: the address (`127.0.0.1:9464`) to serve Prometheus text on, when the file gives one.
+    var metrics: String?
 
     /// The largest file read: 1 MiB, far beyond any real configuration.
     static let maximumSize = 1 << 20
@@ -195,7 +242,7 @@ extension SuperviseConfiguration {
 
 extension SuperviseConfiguration {
     /// Any JSON value, as the decoder reads it; the reader checks it key by key.
-    enum JSONValue: Decodable {
+    enum JSONValue: Decodable, Equatable {
         case null
         case bool(Bool)
         case integer(Int)
@@ -250,7 +297,10 @@ extension SuperviseConfiguration {
         let machineLimits: MemoryLimits
 
         func configuration(_ document: JSONValue) throws(Problem) -> SuperviseConfiguration {
-            let fields = try Fields(document, field: nil, app: nil, keys: ["budget", "apps"], expected: "a JSON object with \"apps\" and optionally \"budget\"")
+            let fields = try Fields(
+                document, field: nil, app: nil, keys: ["budget", "apps", "socket", "logs", "metrics"],
+                expected: "a JSON object with \"apps\" and optionally \"budget\", \"socket\", \"logs\" and \"metrics\""
+            )
             let budget = try self.budget(fields)
             guard let entries = fields["apps"] else {
                 throw Problem(field: "apps", problem: "is missing", expected: "an array of apps, each an object with \"name\" and \"command\"")
@@ -279,7 +329,22 @@ extension SuperviseConfiguration {
                     expected: "at most one app with \"start\": \"foreground\", the others \"background\""
                 )
             }
-            return SuperviseConfiguration(budget: budget, apps: apps)
+            let socket = try fields.string("socket", expected: "the path of the control socket, such as \"/run/mempressure/supervise.sock\"")
+            if let socket, let problem = ControlSocket.problem(with: socket) {
+                throw fields.problem("socket", problem, expected: ControlSocket.expectedPath)
+            }
+            let logs = try fields.string("logs", expected: "the path of an existing directory for the apps' log files")
+            if let logs {
+                var status = stat()
+                guard !logs.isEmpty, stat(logs, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+                    throw fields.problem("logs", "\(logs.echoed(limit: 80)) is not an existing directory", expected: "the path of an existing directory for the apps' log files")
+                }
+            }
+            let metrics = try fields.string("metrics", expected: MetricsServer.expectedAddress)
+            if let metrics, (try? MetricsServer.Address(parsing: metrics)) == nil {
+                throw fields.problem("metrics", "\(metrics.echoed(limit: 80)) is not an address", expected: MetricsServer.expectedAddress)
+            }
+            return SuperviseConfiguration(budget: budget, apps: apps, socket: socket, logs: logs, metrics: metrics)
         }
 
         private func budget(_ fields: Fields) throws(Problem) -> MemoryBudget {
@@ -304,7 +369,10 @@ extension SuperviseConfiguration {
             }
         }
 
-        private static let appKeys = ["name", "command", "start", "inBackground", "importance", "channel", "limits", "env", "cwd"]
+        private static let appKeys = [
+            "name", "command", "start", "inBackground", "importance", "channel", "limits", "env", "cwd",
+            "restart", "restartDelay", "restartDelayMax", "startRetries",
+        ]
 
         private func app(_ value: JSONValue, field: String) throws(Problem) -> AppEntry {
             var fields = try Fields(value, field: field, app: nil, keys: Self.appKeys, expected: "an object with \"name\" and \"command\"")
@@ -346,8 +414,26 @@ extension SuperviseConfiguration {
             }
             return AppEntry(
                 identifier: identifier, process: process, start: start, configuration: configuration,
-                limits: try memoryLimits(fields), options: ProcessAppOptions(channel: channel, inBackground: background), field: field
+                limits: try memoryLimits(fields), options: ProcessAppOptions(channel: channel, inBackground: background), field: field,
+                restart: try restart(fields), source: value
             )
+        }
+
+        /// `restart`, `restartDelay`, `restartDelayMax`, `startRetries`.
+        private func restart(_ fields: Fields) throws(Problem) -> RestartPolicy {
+            var policy = RestartPolicy()
+            policy.when = try fields.choice("restart", noun: "a restart policy") ?? .never
+            if let delay = try fields.duration("restartDelay") { policy.delay = delay }
+            if let cap = try fields.duration("restartDelayMax") { policy.maximumDelay = cap }
+            if policy.maximumDelay < policy.delay {
+                throw fields.problem("restartDelayMax", "is shorter than restartDelay", expected: "a duration at least restartDelay's")
+            }
+            switch fields["startRetries"] {
+            case nil, .null: break
+            case .integer(let count) where (0...1000).contains(count): policy.retries = count
+            case let value?: throw fields.problem("startRetries", "is \(value.found)", expected: "a whole number from 0 to 1000")
+            }
+            return policy
         }
 
         /// `command`: an array of the program and its arguments, or a string for `/bin/sh -c`.
@@ -512,6 +598,29 @@ extension SuperviseConfiguration {
                 throw problem(key, "\(name.echoed(limit: 40)) is not \(noun)", expected: expected)
             }
             return choice
+        }
+
+        /// The duration at `key`, nil when it is missing or null: a number of seconds, or a string
+        /// such as "500ms", "2s" or "1m"; from 0 to an hour.
+        func duration(_ key: String) throws(Problem) -> Duration? {
+            let expected = "a duration such as \"500ms\", \"2s\" or \"1m\", or a number of seconds, from 0 to 1h"
+            let seconds: Double
+            switch values[key] {
+            case nil, .null: return nil
+            case .integer(let integer): seconds = Double(integer)
+            case .number(let number): seconds = number
+            case .string(let text):
+                let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600)]
+                guard let (suffix, scale) = units.first(where: { text.hasSuffix($0.0) && Double(text.dropLast($0.0.count)) != nil }),
+                      let value = Double(text.dropLast(suffix.count)) else {
+                    throw problem(key, "\(text.echoed(limit: 40)) is not a duration", expected: expected)
+                }
+                seconds = value * scale
+            case let value?:
+                throw problem(key, "is \(value.found)", expected: expected)
+            }
+            guard seconds.isFinite, (0...3600).contains(seconds) else { throw problem(key, "\(seconds) s is out of range", expected: expected) }
+            return .milliseconds(Int64((seconds * 1000).rounded()))
         }
 
         /// The size at `key` in bytes, nil when it is missing or null: a string such as "512MiB",

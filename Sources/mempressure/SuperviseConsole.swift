@@ -25,8 +25,19 @@ enum SuperviseConsole {
     enum Command: Equatable {
         case foreground(String)
         case background(String)
-        case status
+        /// Launches the app as its `start` says, if it is not running.
+        case start(String)
+        /// Terminates the app; no restart by policy follows.
+        case stop(String)
+        /// Terminates the app if it runs, and launches it as its `start` says.
+        case restart(String)
+        /// `status`, or `status --json` (through `ctl` only).
+        case status(json: Bool)
+        case reload
+        case reopenLogs
         case quit
+
+        static let status = Command.status(json: false)
     }
 
     /// What standard input gave.
@@ -40,7 +51,7 @@ enum SuperviseConsole {
     }
 
     /// The accepted commands, as messages state them.
-    static let usage = "foreground NAME, background NAME, status or quit"
+    static let usage = "foreground NAME, background NAME, start NAME, stop NAME, restart NAME, status, reload, reopen-logs or quit"
 
     /// The longest line read, in bytes; the rest of a longer line is skipped.
     static let longestLine = 4096
@@ -48,24 +59,37 @@ enum SuperviseConsole {
     /// The command on `line`; nil for a blank line or a comment.
     ///
     /// - Throws: ``BadLine`` naming the word that is wrong and what is accepted.
-    static func parse(_ line: String) throws(BadLine) -> Command? {
+    static func parse(_ line: String, json: Bool = false) throws(BadLine) -> Command? {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first, !verb.hasPrefix("#") else { return nil }
         let arguments = words.dropFirst()
         switch verb {
-        case "foreground", "background":
+        case "foreground", "background", "start", "stop", "restart":
             guard let name = arguments.first else {
                 throw BadLine("\(verb) needs an app's name; expected \(verb) NAME")
             }
             guard arguments.count == 1 else {
                 throw BadLine("\(verb) takes one app's name, not \(arguments.count) words; expected \(verb) NAME")
             }
-            return verb == "foreground" ? .foreground(name) : .background(name)
-        case "status", "quit":
+            switch verb {
+            case "foreground": return .foreground(name)
+            case "background": return .background(name)
+            case "start": return .start(name)
+            case "stop": return .stop(name)
+            default: return .restart(name)
+            }
+        case "status" where Array(arguments) == ["--json"] && json:
+            return .status(json: true)
+        case "status", "quit", "reload", "reopen-logs":
             guard arguments.isEmpty else {
                 throw BadLine("\(verb) takes no arguments; expected \(verb) alone")
             }
-            return verb == "status" ? .status : .quit
+            switch verb {
+            case "status": return .status
+            case "quit": return .quit
+            case "reload": return .reload
+            default: return .reopenLogs
+            }
         default:
             throw BadLine("\(verb.echoed(limit: 40)) is not a command; expected \(usage)")
         }

@@ -57,6 +57,22 @@ struct SuperviseTests {
         #expect(configuration.apps[3].limits == .none)
     }
 
+    @Test func restartPoliciesHaveDefaultsAndDoublingDelays() throws {
+        let configuration = try Self.parse("""
+            { "socket": "/tmp/s.sock", "metrics": "127.0.0.1:9464", "apps": [
+                { "name": "a", "command": ["sleep", "1"] },
+                { "name": "b", "command": ["sleep", "1"], "restart": "on-failure", "restartDelay": 0.5, "restartDelayMax": "3s", "startRetries": 5 }
+            ] }
+            """)
+        #expect(configuration.socket == "/tmp/s.sock" && configuration.metrics == "127.0.0.1:9464" && configuration.logs == nil)
+        #expect(configuration.apps[0].restart == SuperviseConfiguration.RestartPolicy())
+        #expect(configuration.apps[0].restart.when == .never && configuration.apps[0].restart.retries == 3)
+        let policy = configuration.apps[1].restart
+        #expect(policy.when == .onFailure && policy.retries == 5)
+        #expect((1...5).map(policy.delay(before:)) == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3)])
+        #expect((1...8).map(SuperviseConfiguration.RestartPolicy().delay(before:)).last == .seconds(60))
+    }
+
     @Test func theBudgetIsAutomaticUnlessGiven() throws {
         let automatic = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
         let resolved = try MemoryBudget.resolve(.automatic(), limits: Self.limits)
@@ -75,8 +91,8 @@ struct SuperviseTests {
     /// Each bad file is one line naming the key, the app where there is one, and what is accepted.
     @Test(arguments: [
         (#"{ "apps": [{ "name": "a", "command": ["sleep"], "colour": "red" }] }"#,
-         "apps[0].colour is not a known key; expected one of name, command, start, inBackground, importance, channel, limits, env, cwd"),
-        (#"{ "budget": "auto", "apps": [], "extra": 1 }"#, "extra is not a known key; expected one of budget, apps"),
+         "apps[0].colour is not a known key; expected one of name, command, start, inBackground, importance, channel, limits, env, cwd, restart, restartDelay, restartDelayMax, startRetries"),
+        (#"{ "budget": "auto", "apps": [], "extra": 1 }"#, "extra is not a known key; expected one of budget, apps, socket, logs, metrics"),
         (#"{ "apps": [{ "name": "a", "command": ["sleep"] }, { "name": "a", "command": ["sleep"] }] }"#,
          #"apps[1].name (app "a") is given twice (also at apps[0]); expected a name of its own for each app"#),
         (#"{ "apps": [{ "name": "a", "command": ["sleep"], "start": "foreground" }, { "name": "b", "command": ["sleep"], "start": "foreground" }] }"#,
@@ -116,6 +132,17 @@ struct SuperviseTests {
          "budget memory budget of 3 GiB (3221225472 bytes) exceeds the cgroup's memory.max of 2 GiB (2147483648 bytes); expected between 1 byte and 2147483648 bytes"),
         (#"{ "budget": "lots", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"budget memory budget: size "lots" is not valid"#),
         (#"{ "budget": true, "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"budget is true; expected "auto" or a size such as "768MiB""#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "restart": "sometimes" }] }"#,
+         #"apps[0].restart (app "a") "sometimes" is not a restart policy; expected one of never, on-failure, always"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "restartDelay": "soon" }] }"#,
+         #"apps[0].restartDelay (app "a") "soon" is not a duration; expected a duration such as "500ms""#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "restartDelay": "2s", "restartDelayMax": "1s" }] }"#,
+         #"apps[0].restartDelayMax (app "a") is shorter than restartDelay"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep"], "startRetries": -1 }] }"#,
+         #"apps[0].startRetries (app "a") is the number -1; expected a whole number from 0 to 1000"#),
+        (#"{ "socket": "", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, "socket is empty; expected the path of a Unix socket"),
+        (#"{ "logs": "/nonexistent-logs", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"logs "/nonexistent-logs" is not an existing directory"#),
+        (#"{ "metrics": "9464", "apps": [{ "name": "a", "command": ["sleep"] }] }"#, #"metrics "9464" is not an address; expected an IPv4 address and a port"#),
         (#"{ "apps": [] }"#, "apps is empty; expected an array of at least one app"),
         (#"{ "budget": "1GiB" }"#, "apps is missing; expected an array of apps"),
         (#"{ "apps": { "a": {} } }"#, "apps is an object; expected an array of at least one app"),
@@ -145,7 +172,7 @@ struct SuperviseTests {
         #expect(try SuperviseConsole.parse("   ") == nil)
         #expect(try SuperviseConsole.parse("# a comment") == nil)
         for (line, expected) in [
-            ("fg editor", #""fg" is not a command; expected foreground NAME, background NAME, status or quit"#),
+            ("fg editor", #""fg" is not a command; expected foreground NAME, background NAME, start NAME, stop NAME, restart NAME, status, reload, reopen-logs or quit"#),
             ("foreground", "foreground needs an app's name; expected foreground NAME"),
             ("background a b", "background takes one app's name, not 2 words; expected background NAME"),
             ("status now", "status takes no arguments; expected status alone"),
@@ -371,21 +398,26 @@ enum SuperviseTool {
     /// `mempressure supervise` running on a file of `apps`, its standard input a pipe.
     final class Supervisor {
         let process = Process()
-        private let input = Pipe()
+        private let input: Pipe
         private let output: Reader
         private let error: Reader
-        private let directory: String
+        let directory: String
         /// Signalled once the process has ended.
         private let exited = DispatchSemaphore(value: 0)
 
-        init(apps: String) throws {
+        /// The control socket's path.
+        var socket: String { "\(directory)/ctl.sock" }
+
+        init(apps: String, arguments extraArguments: [String] = [], input: Bool = true) throws {
+            let inputPipe = Pipe()
+            self.input = inputPipe
             directory = try temporaryDirectory()
             try Data(apps.utf8).write(to: URL(filePath: "\(directory)/apps.json"))
             process.executableURL = try executable()
-            process.arguments = ["supervise", "--config", "\(directory)/apps.json"]
+            process.arguments = ["supervise", "--config", "\(directory)/apps.json", "--socket", "\(directory)/ctl.sock"] + extraArguments
             let outputPipe = Pipe()
             let errorPipe = Pipe()
-            process.standardInput = input
+            process.standardInput = input ? inputPipe : FileHandle.nullDevice
             process.standardOutput = outputPipe
             process.standardError = errorPipe
             process.terminationHandler = { [exited] _ in exited.signal() }
@@ -420,6 +452,22 @@ enum SuperviseTool {
         }
 
         struct TimedOut: Error {}
+
+        /// Standard error so far, once it holds `text` (20 s at most).
+        @discardableResult
+        func waitForError(containing text: String, count: Int = 1) throws -> String {
+            if let all = error.text(within: .seconds(20), until: { $0.components(separatedBy: text).count > count }) { return all }
+            Issue.record("no \(text.debugDescription) ×\(count) on standard error within 20 s; stderr: \(error.current)")
+            throw TimedOut()
+        }
+
+        /// Standard error so far.
+        var currentError: String { error.current }
+
+        /// `mempressure ctl --socket SOCKET` with `arguments`.
+        func ctl(_ arguments: String...) throws -> Run {
+            try SuperviseTool.run(["ctl", "--socket", socket] + arguments)
+        }
 
         /// Its exit status, within 20 s (then SIGKILL), waiting for its end as `Process` reports it.
         func waitForExit() -> Int32 {
