@@ -38,7 +38,9 @@ struct Supervise: AsyncParsableCommand {
             perceptible or foreground), "channel" (none, client, systemd or signal:NAME), "limits" ({"soft", "hard", \
             "foreground": {…}, "background": {…}}), "env" (added to this environment), "cwd", "restart" (never, \
             on-failure or always), "restartDelay" (1s, doubling at each attempt up to "restartDelayMax", 60s), \
-            "startRetries" (3 restarts in a row before giving up; a run of 10 s resets the count)}]}. An app the \
+            "startRetries" (3 restarts in a row before giving up; a run of 10 s resets the count), "protected" \
+            (true: never terminated for pressure), "launchGrace" (how long an app launched into the background \
+            runs before it may be frozen, 10s by default)}]}. An app the \
             system terminated for pressure or its own limit is not restarted by policy (iOS does not relaunch a \
             jettisoned app): foreground NAME or start NAME launches it again. A bad file is one line on standard error \
             and exit status 2 (on reload: the one line, and nothing changes). Terminations are logged on standard \

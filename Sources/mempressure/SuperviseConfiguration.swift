@@ -43,7 +43,11 @@ import Foundation
 ///     `foreground` and `background` objects of `soft` and `hard` that override them in those
 ///     states;
 ///   - `env`: an object of variables added to the supervisor's environment;
-///   - `cwd`: the process's working directory.
+///   - `cwd`: the process's working directory;
+///   - `protected`: `true` for an app never terminated for memory pressure, whatever its state
+///     (`oom_score_adj` -1000 where the supervisor may set it); any number of apps;
+///   - `launchGrace`: how long the app, launched into the background, runs before it may be frozen
+///     (a duration, `"10s"` by default, up to `"10m"`); a `client` app needs none.
 ///
 /// Relative paths (`cwd`, a program given as a relative path) are taken from the supervisor's own
 /// working directory, not the file's. Unknown keys, values of the wrong kind or out of range,
@@ -371,7 +375,7 @@ extension SuperviseConfiguration {
 
         private static let appKeys = [
             "name", "command", "start", "inBackground", "importance", "channel", "limits", "env", "cwd",
-            "restart", "restartDelay", "restartDelayMax", "startRetries",
+            "restart", "restartDelay", "restartDelayMax", "startRetries", "protected", "launchGrace",
         ]
 
         private func app(_ value: JSONValue, field: String) throws(Problem) -> AppEntry {
@@ -406,15 +410,28 @@ extension SuperviseConfiguration {
             let background: ProcessAppOptions.BackgroundMode = try fields.choice("inBackground", noun: "a background mode") ?? .suspend
             let importance: AppImportance = try fields.choice("importance", noun: "an importance") ?? .service
             let channel = try self.channel(fields)
+            let isProtected: Bool
+            switch fields["protected"] {
+            case nil, .null: isProtected = false
+            case .bool(let value): isProtected = value
+            case let value?: throw fields.problem("protected", "is \(value.found)", expected: "true or false")
+            }
             let configuration: AppConfiguration
             do {
-                configuration = try AppConfiguration(importance: importance)
+                configuration = try AppConfiguration(importance: importance, isProtected: isProtected)
             } catch {
                 throw Problem(field: fields.path("importance"), app: name, cause: error)
             }
+            var options = ProcessAppOptions(channel: channel, inBackground: background)
+            if let grace = try fields.duration("launchGrace") {
+                guard ProcessAppOptions.acceptedLaunchGraces.contains(grace) else {
+                    throw fields.problem("launchGrace", "\(grace) is out of range", expected: "a duration from 0 to 10m")
+                }
+                options.launchGrace = grace
+            }
             return AppEntry(
                 identifier: identifier, process: process, start: start, configuration: configuration,
-                limits: try memoryLimits(fields), options: ProcessAppOptions(channel: channel, inBackground: background), field: field,
+                limits: try memoryLimits(fields), options: options, field: field,
                 restart: try restart(fields), source: value
             )
         }

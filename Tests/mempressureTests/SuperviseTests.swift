@@ -73,6 +73,31 @@ struct SuperviseTests {
         #expect((1...8).map(SuperviseConfiguration.RestartPolicy().delay(before:)).last == .seconds(60))
     }
 
+    @Test func protectedAppsAndLaunchGracesAreRead() throws {
+        let configuration = try Self.parse("""
+            { "apps": [
+                { "name": "db", "command": ["sleep", "1"], "protected": true, "launchGrace": "30s" },
+                { "name": "tool", "command": ["sleep", "1"], "protected": false, "launchGrace": 0 },
+                { "name": "plain", "command": ["sleep", "1"] }
+            ] }
+            """)
+        #expect(configuration.apps.map(\.configuration.isProtected) == [true, false, false])
+        #expect(configuration.apps.map(\.options.launchGrace) == [.seconds(30), .zero, .seconds(10)])
+        for (text, expected) in [
+            (#"{ "apps": [{ "name": "a", "command": ["sleep"], "protected": "yes" }] }"#,
+             #"apps[0].protected (app "a") is the string "yes"; expected true or false"#),
+            (#"{ "apps": [{ "name": "a", "command": ["sleep"], "launchGrace": "11m" }] }"#,
+             #"apps[0].launchGrace (app "a") 660.0 seconds is out of range; expected a duration from 0 to 10m"#),
+        ] {
+            #expect(throws: SuperviseConfiguration.Problem.self) { try Self.parse(text) }
+            do {
+                _ = try Self.parse(text)
+            } catch {
+                #expect("\(error)" == "--config \"test.json\": " + expected, "\(error)")
+            }
+        }
+    }
+
     @Test func theBudgetIsAutomaticUnlessGiven() throws {
         let automatic = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
         let resolved = try MemoryBudget.resolve(.automatic(), limits: Self.limits)
