@@ -178,6 +178,39 @@ struct SuperviseDaemonTests {
         #expect(!supervisor.currentError.contains("app hog restarts in"))
     }
 
+    /// A supervisor killed with SIGKILL leaves no child: running, running in the background or
+    /// frozen, each dies with it (the library's parent-death signal and guardian).
+    @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() throws {
+        let supervisor = try SuperviseTool.Supervisor(apps: """
+            { "apps": [
+                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
+                { "name": "indexer", "command": ["sleep", "30"], "inBackground": "run" },
+                { "name": "thumbs", "command": ["sleep", "30"], "launchGrace": 0 }
+            ] }
+            """, input: false)
+        defer { supervisor.stop() }
+        try supervisor.waitForError(containing: "supervising 3 apps")
+        var apps: [String: AppStatus] = [:]
+        _ = try poll {
+            apps = try Self.status(supervisor)
+            return apps["thumbs"]?.frozen == true && apps.values.allSatisfy { $0.pid != nil }
+        }
+        #expect(apps["editor"]?.state == "active" && apps["indexer"]?.state == "background" && apps["thumbs"]?.frozen == true, "\(apps)")
+        let pids = apps.values.compactMap(\.pid)
+        #expect(pids.count == 3)
+        #expect(kill(supervisor.pid, SIGKILL) == 0)
+        _ = supervisor.waitForExit()
+        let alive = { pids.filter { !Self.isGone($0) && !Self.isZombie($0) } }
+        #expect(poll { alive().isEmpty }, "left alive: \(alive())")
+    }
+
+    /// Whether `pid` is a zombie: dead, waiting for a reaper (a dead supervisor's children are
+    /// reparented to a reaper that may not reap at once).
+    static func isZombie(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] == "Z"
+    }
+
     /// SIGHUP reloads: an app added is launched, one removed terminated, one changed relaunched,
     /// and the unchanged one keeps its pid. A bad file changes nothing.
     @Test func aReloadAddsRemovesAndChangesApps() throws {
@@ -230,8 +263,7 @@ struct SuperviseDaemonTests {
         let file = "\(logs)/ticker.log"
         func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
         func wait(for path: String) -> Bool {
-            for _ in 0..<200 where !contents(path).contains("tick\noops\n") { Thread.sleep(forTimeInterval: 0.05) }
-            return contents(path).contains("tick\noops\n")
+            poll(within: .seconds(10)) { contents(path).contains("tick\noops\n") }
         }
         #expect(wait(for: file), "\(contents(file))")
         #expect(rename(file, file + ".1") == 0)
