@@ -517,6 +517,53 @@ extension ChildProcessTests {
             #expect(system.app(.test("graced")) == nil)
         }
 
+        /// A fleet of process apps and an in-process app, against the real kernel: the two largest
+        /// suspended children are enough, and exactly those two are terminated; the in-process app
+        /// is left alone.
+        @Test func aMixedFleetLosesExactlyTheTwoAppsItNeedsTo() async throws {
+            let source = ScriptedSampleSource(residentBytes: 0)
+            let system = try Self.system(warningAt: source)
+            let directory = try TemporaryDirectory()
+            var children: [App] = []
+            for (name, mebibytes) in [("large", 24), ("middle", 18)] {
+                let filled = directory.path.appending(name).string
+                let app = try system.register(
+                    .test(name), process: .shell("x=$(head -c \(mebibytes << 20) /dev/zero | tr '\\0' a); touch \(filled); while :; do sleep 1; done"),
+                    configuration: Self.configuration
+                )
+                try await app.launch()
+                #expect(await eventually { access(filled, F_OK) == 0 }, "\(name) holds its memory")
+                children.append(app)
+            }
+            let registry = system.registry
+            let journal = TestAppJournal()
+            let small = try system.register(.test("small"), configuration: Self.configuration) {
+                ballastDelegate(4, registry: registry, journal: journal)
+            }
+            try await small.launch()
+            for app in children + [small] {
+                #expect(try await app.enterBackground() == .suspended)
+            }
+            let large = system.footprint(of: children[0].identifier).totalBytes
+            let middle = system.footprint(of: children[1].identifier).totalBytes
+            try #require(large > middle && middle > system.footprint(of: small.identifier).totalBytes, "largest first: large \(large), middle \(middle), small \(system.footprint(of: small.identifier).totalBytes)")
+            // The host's scripted share: with both children, over critical; without the large one,
+            // still over the target; without both, under it.
+            let target = system.targetBytes
+            let resident = target - middle / 2
+            try #require(resident + large + middle >= system.budget.bytes(enteringAbove: .critical))
+            try await system.running {
+                source.set(residentBytes: resident, stall: nil)
+                #expect(await eventually { children.allSatisfy { $0.state == .notRunning } })
+                // The ladder done with a later sample: nothing more is terminated.
+                #expect(await system.ladderHasHandledASampleAtTheTimeNow())
+            }
+            #expect(system.terminations.map(\.app.rawValue) == ["large", "middle"])
+            #expect(small.state == .suspended, "the in-process app was not needed")
+            #expect(system.terminations.allSatisfy { ($0.decision?.footprintBytes ?? 0) > target })
+            await system.shutDown()
+        }
+
         // MARK: Bad input
 
         @Test func aBadProcessIsAClearErrorAtRegistrationAndLeavesNothingBehind() throws {
