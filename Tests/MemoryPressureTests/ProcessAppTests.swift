@@ -525,7 +525,7 @@ extension ChildProcessTests {
             let system = try Self.system(warningAt: source)
             let directory = try TemporaryDirectory()
             var children: [App] = []
-            for (name, mebibytes) in [("large", 24), ("middle", 18)] {
+            for (name, mebibytes) in [("large", 40), ("middle", 30)] {
                 let filled = directory.path.appending(name).string
                 let app = try system.register(
                     .test(name), process: .shell("x=$(head -c \(mebibytes << 20) /dev/zero | tr '\\0' a); touch \(filled); while :; do sleep 1; done"),
