@@ -41,6 +41,22 @@ extension ChildProcessTests {
             return try MemorySystem(configuration: configuration)
         }
 
+        /// `client-fixture` registered in `system` as `name` on the client channel, with `extra` in
+        /// its environment, logging its callbacks to a file of `directory`: the app and the log's path.
+        static func registerClientFixture(
+            _ name: String, in system: MemorySystem, logIn directory: TemporaryDirectory, environment extra: [String: String] = [:]
+        ) throws -> (app: App, log: String) {
+            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
+            let log = directory.path.appending("callbacks-\(name)").string
+            var environment = ClientChannelTests.sanitizerEnvironment.merging(extra) { _, given in given }
+            environment["CLIENT_FIXTURE_LOG"] = log
+            let app = try system.register(
+                .test(name), process: ProcessSpecification(executable: fixture, environment: environment),
+                configuration: configuration, options: ProcessAppOptions(channel: .client)
+            )
+            return (app, log)
+        }
+
         // MARK: The lifecycle in the kernel
 
         @Test(arguments: [nil, FreezeMechanism.stopSignal])
@@ -259,17 +275,11 @@ extension ChildProcessTests {
         }
 
         @Test func aSwiftChildHearsEveryCallbackInOrderThroughTheClientAndAnswersEach() async throws {
-            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
             let directory = try TemporaryDirectory()
-            let log = directory.path.appending("callbacks").string
             let source = ScriptedSampleSource(residentBytes: 0)
             let system = try Self.system(warningAt: source)
-            var environment = ClientChannelTests.sanitizerEnvironment
-            environment["CLIENT_FIXTURE_LOG"] = log
-            environment["CLIENT_FIXTURE_BALLAST_BYTES"] = "\(32 * mebibyte)"
-            let app = try system.register(
-                .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
-                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
+            let (app, log) = try Self.registerClientFixture(
+                "client", in: system, logIn: directory, environment: ["CLIENT_FIXTURE_BALLAST_BYTES": "\(32 * mebibyte)"]
             )
             #expect(try await app.launch() == .active)
             #expect(try ClientChannelTests.lines(log) == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
@@ -374,16 +384,9 @@ extension ChildProcessTests {
         }
 
         @Test func aSimulatedWarningReachesAChildOnItsChannelAsTheLaddersDoes() async throws {
-            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
             let directory = try TemporaryDirectory()
-            let log = directory.path.appending("callbacks").string
             let system = try Self.system()
-            var environment = ClientChannelTests.sanitizerEnvironment
-            environment["CLIENT_FIXTURE_LOG"] = log
-            let app = try system.register(
-                .test("client"), process: ProcessSpecification(executable: fixture, environment: environment),
-                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
-            )
+            let (app, log) = try Self.registerClientFixture("client", in: system, logIn: directory)
             #expect(try await app.launch() == .active)
             let delivery = try await system.simulateMemoryWarning(level: .critical)
             #expect(delivery.appsReached == 1)
@@ -398,19 +401,11 @@ extension ChildProcessTests {
         /// while suspended, and resumes from its position at its next launch, told why and how its
         /// previous instance ended.
         @Test func aChildResumesFromTheStateItSavedAfterThePressureEndedIt() async throws {
-            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
             let directory = try TemporaryDirectory()
             let archive = try TemporaryDirectory()
-            let log = directory.path.appending("callbacks").string
             let source = ScriptedSampleSource(residentBytes: 0)
             let system = try Self.system(warningAt: source, archive: archive)
-            var environment = ClientChannelTests.sanitizerEnvironment
-            environment["CLIENT_FIXTURE_LOG"] = log
-            environment["CLIENT_FIXTURE_SAVE_STATE"] = "1"
-            let app = try system.register(
-                .test("worker"), process: ProcessSpecification(executable: fixture, environment: environment),
-                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
-            )
+            let (app, log) = try Self.registerClientFixture("worker", in: system, logIn: directory, environment: ["CLIENT_FIXTURE_SAVE_STATE": "1"])
             #expect(try await app.launch() == .active)
             #expect(try ClientChannelTests.lines(log).contains("options user previous - status - signal - restored -"))
             #expect(try await app.enterBackground() == .suspended)
@@ -435,17 +430,9 @@ extension ChildProcessTests {
         /// A child of protocol 1, built before the launch options and saved state, still runs every
         /// callback: the options it does not know are answered without its code.
         @Test func aChildOfTheFirstProtocolStillRuns() async throws {
-            let fixture = try #require(ClientChannelTests.fixture, "client-fixture is built beside the test bundle")
             let directory = try TemporaryDirectory()
-            let log = directory.path.appending("callbacks").string
             let system = try Self.system()
-            var environment = ClientChannelTests.sanitizerEnvironment
-            environment["CLIENT_FIXTURE_LOG"] = log
-            environment["CLIENT_FIXTURE_PROTOCOL"] = "1"
-            let app = try system.register(
-                .test("old"), process: ProcessSpecification(executable: fixture, environment: environment),
-                configuration: Self.configuration, options: ProcessAppOptions(channel: .client)
-            )
+            let (app, log) = try Self.registerClientFixture("old", in: system, logIn: directory, environment: ["CLIENT_FIXTURE_PROTOCOL": "1"])
             #expect(try await app.launch() == .active)
             #expect(try await app.enterBackground() == .suspended)
             #expect(try await app.enterForeground() == .active)
