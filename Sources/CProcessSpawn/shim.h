@@ -101,9 +101,11 @@ static inline void mp_spawn_child(const char *path, char *const argv[], char *co
     int stage = mp_spawn_stage_none;
     // The kernel sends the signal when the thread that made the child ends (the whole process's
     // end included). A parent that died before the request leaves the child reparented already.
+    // Raw system calls, not the libc functions: a sanitizer intercepts those, and its interceptor
+    // may take a lock another thread of the parent held at the clone, which no thread here releases.
     if (parent_death_signal != 0) {
-        if (prctl(PR_SET_PDEATHSIG, (unsigned long)parent_death_signal, 0UL, 0UL, 0UL) != 0) { stage = mp_spawn_stage_parent_death; goto failed; }
-        if (getppid() != parent) { errno = ESRCH; stage = mp_spawn_stage_parent_death; goto failed; }
+        if (syscall(SYS_prctl, PR_SET_PDEATHSIG, (unsigned long)parent_death_signal, 0UL, 0UL, 0UL) != 0) { stage = mp_spawn_stage_parent_death; goto failed; }
+        if ((pid_t)syscall(SYS_getppid) != parent) { errno = ESRCH; stage = mp_spawn_stage_parent_death; goto failed; }
     }
     // Signal dispositions the parent ignores survive exec; the child starts with the defaults and
     // an empty mask, as posix_spawn with POSIX_SPAWN_SETSIGDEF and SETSIGMASK does.
