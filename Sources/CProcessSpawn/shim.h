@@ -5,9 +5,9 @@
 // pidfd system calls the Glibc module does not expose (`syscall` is variadic, so Swift cannot call
 // it). Everything here is `static inline`: the header is the whole module.
 //
-// The child's part runs between the fork and the exec of a multi-threaded parent, so it calls only
-// async-signal-safe functions (POSIX's list: sigaction, sigprocmask, write, setpgid, chdir, execve,
-// _exit; and the prctl and getppid system calls) and touches nothing another thread may have locked.
+// The child's part runs between the fork and the exec of a multi-threaded parent, so it makes only
+// raw system calls (no libc function a sanitizer could intercept) and touches nothing another
+// thread may have locked.
 
 #ifdef __linux__
 #include <errno.h>
@@ -90,10 +90,24 @@ typedef struct {
 #endif
 #define MP_CLOSE_RANGE_CLOEXEC (1U << 2)
 
+/// The kernel's `struct sigaction` for `rt_sigaction` (not libc's): the handler first, then the
+/// flags, the restorer and the mask. Only the handler is read, and an all-zero one sets `SIG_DFL`.
+struct mp_kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
 /// The child's side: ask for `parent_death_signal` (0: none) when the thread that made it ends,
 /// join the cgroups, make a process group, change directory, put the inherited descriptors at 3,
 /// 4, … and mark every other descriptor from there up close-on-exec, exec.
 /// Reports the failed step and errno on `report` and exits 127. Never returns.
+///
+/// Every step is a raw system call, not the libc function: a sanitizer intercepts those, and its
+/// interceptor, run in a child cloned from one thread of a multi-threaded parent, may wait for a
+/// lock another thread of the parent held at the clone, which no thread here will release
+/// (ThreadSanitizer's `close` did, and the spawn waited on the child for ever).
 static inline void mp_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
                                   const int *cgroup_procs, int cgroup_count,
                                   const int *inherited, int inherited_count,
@@ -101,8 +115,6 @@ static inline void mp_spawn_child(const char *path, char *const argv[], char *co
     int stage = mp_spawn_stage_none;
     // The kernel sends the signal when the thread that made the child ends (the whole process's
     // end included). A parent that died before the request leaves the child reparented already.
-    // Raw system calls, not the libc functions: a sanitizer intercepts those, and its interceptor
-    // may take a lock another thread of the parent held at the clone, which no thread here releases.
     if (parent_death_signal != 0) {
         if (syscall(SYS_prctl, PR_SET_PDEATHSIG, (unsigned long)parent_death_signal, 0UL, 0UL, 0UL) != 0) { stage = mp_spawn_stage_parent_death; goto failed; }
         if ((pid_t)syscall(SYS_getppid) != parent) { errno = ESRCH; stage = mp_spawn_stage_parent_death; goto failed; }
@@ -110,52 +122,52 @@ static inline void mp_spawn_child(const char *path, char *const argv[], char *co
     // Signal dispositions the parent ignores survive exec; the child starts with the defaults and
     // an empty mask, as posix_spawn with POSIX_SPAWN_SETSIGDEF and SETSIGMASK does.
     for (int signal_number = 1; signal_number < 65; signal_number++) {
-        struct sigaction old;
+        struct mp_kernel_sigaction old;
         if (signal_number == SIGKILL || signal_number == SIGSTOP) continue;
-        if (sigaction(signal_number, NULL, &old) == 0 && old.sa_handler == SIG_IGN) {
-            struct sigaction reset;
+        if (syscall(SYS_rt_sigaction, signal_number, NULL, &old, sizeof(uint64_t)) == 0 && old.handler == SIG_IGN) {
+            struct mp_kernel_sigaction reset;
             memset(&reset, 0, sizeof reset);
-            reset.sa_handler = SIG_DFL;
-            sigaction(signal_number, &reset, NULL);
+            syscall(SYS_rt_sigaction, signal_number, &reset, NULL, sizeof(uint64_t));
         }
     }
-    sigset_t empty;
-    sigemptyset(&empty);
-    sigprocmask(SIG_SETMASK, &empty, NULL);
+    uint64_t empty = 0;
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &empty, NULL, sizeof empty);
     // "0" written to cgroup.procs moves the writer itself, in v1 and v2 alike.
     for (int index = 0; index < cgroup_count; index++) {
-        if (write(cgroup_procs[index], "0", 1) != 1) { stage = mp_spawn_stage_cgroup; goto failed; }
+        if (syscall(SYS_write, cgroup_procs[index], "0", 1) != 1) { stage = mp_spawn_stage_cgroup; goto failed; }
     }
-    if (setpgid(0, 0) != 0) { stage = mp_spawn_stage_process_group; goto failed; }
-    if (directory != NULL && chdir(directory) != 0) { stage = mp_spawn_stage_directory; goto failed; }
+    if (syscall(SYS_setpgid, 0, 0) != 0) { stage = mp_spawn_stage_process_group; goto failed; }
+    if (directory != NULL && syscall(SYS_chdir, directory) != 0) { stage = mp_spawn_stage_directory; goto failed; }
     if (inherited_count > 0) {
-        // Move the report pipe and every source above the targets first, so that no dup2 below
+        // Move the report pipe and every source above the targets first, so that no dup below
         // lands on one still needed.
         int first_free = 3 + inherited_count;
-        int moved_report = fcntl(report, F_DUPFD_CLOEXEC, first_free);
+        int moved_report = (int)syscall(SYS_fcntl, report, F_DUPFD_CLOEXEC, first_free);
         if (moved_report < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
         report = moved_report;
         int moved[64];
         if (inherited_count > 64) { errno = EINVAL; stage = mp_spawn_stage_descriptors; goto failed; }
         for (int index = 0; index < inherited_count; index++) {
-            moved[index] = fcntl(inherited[index], F_DUPFD_CLOEXEC, first_free);
+            moved[index] = (int)syscall(SYS_fcntl, inherited[index], F_DUPFD_CLOEXEC, first_free);
             if (moved[index] < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
         }
         for (int index = 0; index < inherited_count; index++) {
-            // dup2 leaves the new descriptor without close-on-exec: it survives the exec.
-            if (dup2(moved[index], 3 + index) < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
+            // dup3 with no flags leaves the new descriptor without close-on-exec: it survives the
+            // exec. (The source, moved above the targets, is never the target, which dup3 refuses.)
+            if (syscall(SYS_dup3, moved[index], 3 + index, 0) < 0) { stage = mp_spawn_stage_descriptors; goto failed; }
         }
     }
     // Nothing else of the parent's leaks into the child, whatever its flags (Linux 5.11; older
     // kernels leave descriptors as they are, as posix_spawn does).
     syscall(SYS_close_range, 3 + inherited_count, ~0U, MP_CLOSE_RANGE_CLOEXEC);
-    execve(path, argv, envp);
+    syscall(SYS_execve, path, argv, envp);
     stage = mp_spawn_stage_exec;
 failed:;
     int message[2] = { stage, errno };
-    ssize_t written;
-    do { written = write(report, message, sizeof message); } while (written < 0 && errno == EINTR);
-    _exit(127);
+    long written;
+    do { written = syscall(SYS_write, report, message, sizeof message); } while (written < 0 && errno == EINTR);
+    syscall(SYS_exit_group, 127);
+    __builtin_unreachable();
 }
 
 /// Starts `path` with `argv` and `envp` in `directory` (NULL: the parent's), after the child has
@@ -199,7 +211,7 @@ static inline void mp_spawn(const char *path, char *const argv[], char *const en
         result->used_clone3 = 1;
     }
     if (pid == 0) {
-        close(report[0]);
+        syscall(SYS_close, report[0]);  // Raw, as every step of the child (see mp_spawn_child).
         mp_spawn_child(path, argv, envp, directory, cgroup_procs, cgroup_count, inherited, inherited_count,
                        parent_death_signal, parent, report[1]);
     }
