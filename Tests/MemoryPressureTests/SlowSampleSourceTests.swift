@@ -39,9 +39,13 @@ struct SlowSampleSourceTests {
         configuration.monitor.sources = [source]
         let system = try MemorySystem(configuration: configuration)
         let heap = try system.heap(for: .test("tenant"))
+        let events = system.monitor.events.stream()
         try await system.running {
-            // The monitor's thread takes the next sample, and blocks in the source.
+            // Once the monitor samples (its thread has started, however loaded the machine), a
+            // sample asked for now blocks its thread in the source.
+            #expect(await events.first(within: .seconds(120)) { $0.sample != nil } != nil, "the monitor samples")
             source.armed.store(true, ordering: .releasing)
+            system.monitor.sampleNow()
             #expect(await LifecycleContractTests.wait(for: source.blocked))
             // Meanwhile, on this thread: both are done before the source's read returns.
             let measured = system.monitor.measure()
