@@ -108,6 +108,11 @@ struct mp_kernel_sigaction {
 /// interceptor, run in a child cloned from one thread of a multi-threaded parent, may wait for a
 /// lock another thread of the parent held at the clone, which no thread here will release
 /// (ThreadSanitizer's `close` did, and the spawn waited on the child for ever).
+// Not instrumented by a sanitizer either: ThreadSanitizer's function-entry hook, in the child, also
+// waited for a lock another thread held at the clone.
+#define MP_UNINSTRUMENTED __attribute__((disable_sanitizer_instrumentation, no_sanitize("thread", "address")))
+
+MP_UNINSTRUMENTED
 static inline void mp_spawn_child(const char *path, char *const argv[], char *const envp[], const char *directory,
                                   const int *cgroup_procs, int cgroup_count,
                                   const int *inherited, int inherited_count,
@@ -182,6 +187,8 @@ failed:;
 /// did) a plain clone with SIGCHLD (fork's semantics, without glibc's atfork handlers, which the
 /// child does not need) and pidfd_open follow. Either way the child is a copy of the calling thread
 /// alone, which runs only the async-signal-safe steps above.
+/// Uninstrumented as the child's side is: after the clone the child goes on in this function.
+MP_UNINSTRUMENTED
 static inline void mp_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
                             const int *cgroup_procs, int cgroup_count,
                             const int *inherited, int inherited_count, int parent_death_signal,
