@@ -99,7 +99,7 @@ struct Supervise: AsyncParsableCommand {
             switch event {
             case .termination(let record):
                 board.countTermination(record.app, reason: record.reason)
-                logger.notice("\(record)")
+                logger.notice("\(record)", metadata: record.decision.map(Self.metadata(of:)))
                 continuation.yield(.terminated(record))
             case .warning(_, let step):
                 board.countWarning(step: "\(step)")
@@ -241,6 +241,16 @@ struct Supervise: AsyncParsableCommand {
     }
 
     /// A logger writing to standard error from `level` up.
+    /// A ladder decision's figures in bytes, for a termination's log line: what a reader or a tool
+    /// checks a kill against (footprint above target, and never more than the run's measurement
+    /// less what its earlier terminations returned).
+    private static func metadata(of decision: TerminationRecord.LadderDecision) -> Logger.Metadata {
+        [
+            "footprint": "\(decision.footprintBytes)", "target": "\(decision.targetBytes)",
+            "runFootprint": "\(decision.runFootprintBytes)", "earlierReturned": "\(decision.earlierReturnedBytes)",
+        ]
+    }
+
     private static func logger(level: Logger.Level) -> Logger {
         Logger(label: "mempressure") { label in
             var handler = StreamLogHandler.standardError(label: label)

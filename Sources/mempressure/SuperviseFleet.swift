@@ -22,8 +22,8 @@ final class Fleet {
     /// One app of the file.
     struct Member {
         var entry: SuperviseConfiguration.AppEntry
-        /// The app registered for it: its identifier is the file's name, or `NAME~2`… for an app
-        /// changed or added again by a reload (the system keeps an identifier once registered).
+        /// The app registered for it under the file's name; a reload that changes the entry
+        /// unregisters it and registers a new one.
         var app: App
         /// Launches by the supervisor after the first: by policy, `restart`, and `start` of an app
         /// that ended.
@@ -72,21 +72,27 @@ final class Fleet {
 
     // MARK: Registration
 
-    /// Registers `entry`'s app (under its name, or the first free `NAME~N`) and adds it last.
+    /// Registers `entry`'s app under its name and adds it last.
     func add(_ entry: SuperviseConfiguration.AppEntry) throws(MemoryPressureError) {
         members.append(Member(entry: entry, app: try register(entry)))
         publish()
     }
 
     private func register(_ entry: SuperviseConfiguration.AppEntry) throws(MemoryPressureError) -> App {
-        var identifier = entry.identifier
-        var generation = 1
-        while system.app(identifier) != nil {
-            generation += 1
-            identifier = try AppIdentifier("\(entry.identifier.rawValue)~\(generation)")
-        }
         let process = try logs.routed(entry.process, name: entry.identifier.rawValue)
-        return try system.register(identifier, process: process, configuration: entry.configuration, limits: entry.limits, options: entry.options)
+        return try system.register(entry.identifier, process: process, configuration: entry.configuration, limits: entry.limits, options: entry.options)
+    }
+
+    /// Terminates `app` if it runs and removes it from the system, so that its name can be
+    /// registered again; nil when done, else what failed.
+    private func retire(_ app: App, _ what: String) async -> String? {
+        if app.state != .notRunning, let failure = await stop(app, what) { return failure }
+        do throws(MemoryPressureError) {
+            try system.unregister(app.identifier)
+            return nil
+        } catch {
+            return "\(what): \(error)"
+        }
     }
 
     private func index(of name: String) -> Int? {
@@ -424,10 +430,7 @@ final class Fleet {
         let newNames = Set(file.apps.map(\.identifier.rawValue))
         for index in members.indices where !newNames.contains(members[index].name) {
             overtake(index)
-            let app = members[index].app
-            if app.state != .notRunning {
-                if let failure = await stop(app, "reload: stop \(members[index].name)") { failures.append(failure) }
-            }
+            if let failure = await retire(members[index].app, "reload: stop \(members[index].name)") { failures.append(failure) }
             removed.append(members[index].name)
         }
         var toLaunch: [Int] = []
@@ -441,9 +444,10 @@ final class Fleet {
                     continue
                 }
                 overtake(index)
-                let app = member.app
-                if app.state != .notRunning {
-                    if let failure = await stop(app, "reload: stop \(name)") { failures.append(failure) }
+                if let failure = await retire(member.app, "reload: stop \(name)") {
+                    failures.append(failure)
+                    kept.append(member)
+                    continue
                 }
                 do throws(MemoryPressureError) {
                     member.app = try register(entry)

@@ -137,6 +137,8 @@ struct LifecycleTransitionTests {
         (.suspended, .enterBackground, .suspended),
         (.suspended, .activate, .suspended),
         (.suspended, .launch, .suspended),
+        (.active, .unregister, .active),
+        (.suspended, .unregister, .suspended),
     ])
     func invalidTransitionsAreTypedErrorsThatChangeNothing(
         setup: Setup, transition: LifecycleTransition, expectedState: AppState
@@ -160,6 +162,7 @@ struct LifecycleTransitionTests {
             case .suspend: try await app.suspend()
             case .terminate: try await app.terminate(reason: .explicit)
             case .beginBackgroundTask: _ = try app.beginBackgroundTask { _ in }
+            case .unregister: try app.unregister()
             }
         }
         #expect(error?.code == .invalidTransition)

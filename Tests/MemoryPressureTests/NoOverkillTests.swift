@@ -55,6 +55,9 @@ struct NoOverkillTests {
         // measured, the second at that less what the first returned, both above the target.
         #expect(records.first?.decision == TerminationRecord.LadderDecision(footprintBytes: footprint, targetBytes: system.targetBytes))
         #expect(records.last?.decision?.footprintBytes == footprint - (records.first?.returnedBytes ?? 0))
+        // And each says the run's measurement and what its earlier terminations returned.
+        #expect(records.map { $0.decision?.runFootprintBytes } == [footprint, footprint])
+        #expect(records.map { $0.decision?.earlierReturnedBytes } == [0, records.first?.returnedBytes])
         #expect(records.allSatisfy { ($0.decision?.footprintBytes ?? 0) > system.targetBytes })
         #expect(run.footprintAfterBytes.map { $0 <= system.targetBytes } == true)
         _ = await system.shutDown()

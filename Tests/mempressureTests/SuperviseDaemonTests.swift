@@ -248,6 +248,11 @@ struct SuperviseDaemonTests {
         Self.checkOneLine(try supervisor.ctl("reload"), status: 2, "reload refused, nothing changed: --config \"\(supervisor.directory)/apps.json\": apps[0].colour is not a known key")
         #expect(try Self.status(supervisor).mapValues(\.pid) == after.mapValues(\.pid))
         #expect(supervisor.isRunning)
+
+        // The changed app is registered anew under its own name: the library's lines name it so.
+        #expect(try supervisor.ctl("stop", "change").status == 0)
+        try supervisor.waitForError(containing: "app change terminated", count: 2)
+        #expect(!supervisor.currentError.contains("change~"), "\(supervisor.currentError)")
     }
 
     /// With `logs`, each app's output goes to DIR/NAME.log, never to standard output; after the

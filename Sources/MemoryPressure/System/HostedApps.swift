@@ -42,6 +42,15 @@ final class HostedApps: Sendable {
         }
     }
 
+    /// Removes `identifier`, which does not run, so that it can be added again.
+    func remove(_ identifier: AppIdentifier) {
+        index.withLock { index in
+            index.apps[identifier] = nil
+            index.limits[identifier] = nil
+            index.limitedInUse[identifier] = nil
+        }
+    }
+
     /// Moves `identifier` from `previous` to `state` in the index. Called for every state change of
     /// a hosted app, in the order the app makes them.
     func moved(_ identifier: AppIdentifier, from previous: AppState, to state: AppState) {

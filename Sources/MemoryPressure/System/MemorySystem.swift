@@ -245,6 +245,26 @@ public final class MemorySystem: Sendable {
         }
     }
 
+    /// Removes an app that is not running from this system, so that its identifier can be
+    /// registered again: a process app whose command changed, say, as `mempressure supervise`'s
+    /// reload does.
+    ///
+    /// The app object accepts no transition afterwards: a launch, or any other, throws. The state
+    /// it archived stays in the state archive, so an app registered again under the same
+    /// identifier restores it at its next launch. Caches and stores it registered stay registered
+    /// until they are released, as after any termination.
+    ///
+    /// - Parameter identifier: The app's name.
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidArgument`` when no
+    ///   app is registered as `identifier`, and ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidTransition`` when it runs or is
+    ///   suspended: terminate it first.
+    public func unregister(_ identifier: AppIdentifier) throws(MemoryPressureError) {
+        guard let app = hosted.app(identifier) else { throw .unregisteredIdentifier(identifier) }
+        try app.unregister()
+        hosted.remove(identifier)
+        processes.unregister(identifier)
+    }
+
     /// The process of `identifier`, a process app, while it runs.
     ///
     /// - Parameter identifier: The app's name.

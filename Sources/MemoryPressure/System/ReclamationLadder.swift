@@ -366,7 +366,7 @@ struct ReclamationLadder {
         let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band && !$0.configuration.isProtected }
         var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
         while !Task.isCancelled, footprint.bytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
-            let decision = footprint.bytes.map { TerminationRecord.LadderDecision(footprintBytes: $0, targetBytes: target) }
+            let decision = footprint.decision(for: target)
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state], decision: decision)
             returned = returned.addingClamped(record?.returnedBytes ?? 0)
             // An app that moved on (to the foreground, say) since it was ranked is left alone.
@@ -396,15 +396,20 @@ struct LadderFootprint {
     let sample: MemorySample
     /// The footprint counted, in bytes; nil when the measurement found none.
     let bytes: Int?
+    /// The footprint measured before the run's first termination; nil while none was measured.
+    let runBytes: Int?
+    /// What the run's terminations returned so far, in bytes.
+    let returnedBytes: Int
 
     init(_ sample: MemorySample) {
-        self.sample = sample
-        bytes = sample.footprintBytes
+        self.init(sample: sample, bytes: sample.footprintBytes, runBytes: sample.footprintBytes, returnedBytes: 0)
     }
 
-    private init(sample: MemorySample, bytes: Int?) {
+    private init(sample: MemorySample, bytes: Int?, runBytes: Int?, returnedBytes: Int) {
         self.sample = sample
         self.bytes = bytes
+        self.runBytes = runBytes
+        self.returnedBytes = returnedBytes
     }
 
     /// When the last measurement was taken.
@@ -413,9 +418,23 @@ struct LadderFootprint {
     /// `measurement`, taken after the termination `record` tells of, counted at most at this
     /// footprint less what the terminated app returned.
     func measuredAgain(_ measurement: MemorySample, after record: TerminationRecord?) -> LadderFootprint {
-        guard let measured = measurement.footprintBytes, let before = bytes, let returned = record?.returnedBytes else {
+        guard let measured = measurement.footprintBytes, let before = bytes, let runBytes else {
             return LadderFootprint(measurement)
         }
-        return LadderFootprint(sample: measurement, bytes: min(measured, max(0, before - returned)))
+        let returned = record?.returnedBytes ?? 0
+        return LadderFootprint(
+            sample: measurement, bytes: min(measured, max(0, before - returned)), runBytes: runBytes,
+            returnedBytes: returnedBytes.addingClamped(returned)
+        )
+    }
+
+    /// The decision to terminate an app at this footprint for `target`; nil when no footprint was
+    /// measured.
+    func decision(for target: Int) -> TerminationRecord.LadderDecision? {
+        bytes.map {
+            TerminationRecord.LadderDecision(
+                footprintBytes: $0, targetBytes: target, runFootprintBytes: runBytes ?? $0, earlierReturnedBytes: returnedBytes
+            )
+        }
     }
 }

@@ -5,7 +5,8 @@ import MemoryPressureProcesses
 ///
 /// Encodable as an object: `app`, `state` and `reason` by name, `footprintBytes`, `returnedBytes`,
 /// `time` (seconds since boot, see ``encode(to:)``), `step` by name, `processExit` (see
-/// ``/MemoryPressureProcesses/ProcessExit``) and `decision` (`footprintBytes`, `targetBytes`), each
+/// ``/MemoryPressureProcesses/ProcessExit``) and `decision` (`footprintBytes`, `targetBytes`,
+/// `runFootprintBytes`, `earlierReturnedBytes`), each
 /// left out when nil.
 public struct TerminationRecord: Hashable, Sendable, Encodable {
     /// The app terminated.
@@ -31,6 +32,10 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
     public var decision: LadderDecision?
 
     /// What the ladder decided a termination by.
+    ///
+    /// Within one run of the ladder, ``footprintBytes`` is never more than
+    /// ``runFootprintBytes`` less ``earlierReturnedBytes``: the ladder never counts memory its
+    /// earlier terminations already returned, so it never terminates an app for it.
     public struct LadderDecision: Hashable, Sendable, Encodable {
         /// The system's footprint the ladder counted before it terminated the app: the last
         /// measurement, and never more than the footprint before the run's earlier terminations
@@ -38,11 +43,18 @@ public struct TerminationRecord: Hashable, Sendable, Encodable {
         public var footprintBytes: Int
         /// The footprint the ladder works down to; it terminated the app because the footprint was above it.
         public var targetBytes: Int
+        /// The footprint the ladder measured in this run before its first termination.
+        public var runFootprintBytes: Int
+        /// What the run's terminations before this one returned, in bytes (0 for the run's first).
+        public var earlierReturnedBytes: Int
 
-        /// A decision at `footprintBytes` for `targetBytes`.
-        public init(footprintBytes: Int, targetBytes: Int) {
+        /// A decision at `footprintBytes` for `targetBytes`; by default the run's first termination,
+        /// measured at `footprintBytes`.
+        public init(footprintBytes: Int, targetBytes: Int, runFootprintBytes: Int? = nil, earlierReturnedBytes: Int = 0) {
             self.footprintBytes = footprintBytes
             self.targetBytes = targetBytes
+            self.runFootprintBytes = runFootprintBytes ?? footprintBytes
+            self.earlierReturnedBytes = earlierReturnedBytes
         }
     }
 
@@ -92,6 +104,10 @@ extension TerminationRecord: CustomStringConvertible {
         "app \(app) terminated from \(state) for \(reason): footprint \(ByteCount(footprintBytes)), "
             + "returned \(ByteCount(returnedBytes)), step \(step.map(\.description) ?? "none")"
             + (processExit.map { ", process \($0)" } ?? "")
-            + (decision.map { ", chosen at footprint \(ByteCount($0.footprintBytes)) above target \(ByteCount($0.targetBytes))" } ?? "")
+            + (decision.map {
+                ", chosen at footprint \(ByteCount($0.footprintBytes)) above target \(ByteCount($0.targetBytes)) "
+                    + "(\(ByteCount($0.runFootprintBytes)) measured before the run's terminations, "
+                    + "less \(ByteCount($0.earlierReturnedBytes)) they returned)"
+            } ?? "")
     }
 }

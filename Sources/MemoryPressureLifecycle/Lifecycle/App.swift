@@ -322,6 +322,15 @@ public actor App {
         return .notRunning
     }
 
+    /// Removes the app from its system for good: from then on every transition throws. Checked
+    /// and made under the app's lock, so that no launch can slip in between.
+    ///
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with ``/MemoryPressureRuntime/MemoryPressureError/Code/invalidTransition`` when
+    ///   the app runs, is suspended, or was removed already.
+    package nonisolated func unregister() throws(MemoryPressureError) {
+        try withRecord { record throws(MemoryPressureError) in try record.machine.unregister() }
+    }
+
     // MARK: Machinery
 
     /// Lets `decide` validate and make a transition of the lifecycle under the record's lock,

@@ -63,6 +63,8 @@ package enum LifecycleTransition: String, Hashable, Sendable, CustomStringConver
     case terminate
     /// ``App/beginBackgroundTask(expirationHandler:)``.
     case beginBackgroundTask
+    /// The app's removal from its system (`MemorySystem.unregister(_:)`).
+    case unregister
 
     /// The transition's name, as error messages give it.
     package var description: String { rawValue }

@@ -66,6 +66,9 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
         /// system's bookkeeping measures the app before anything is let go), or by a relaunch asked
         /// for first, ahead of its own steps.
         case notRunning(lastTermination: TerminationReason?, releasePending: Bool)
+        /// Removed from its system for good: it accepts no transition. Whether the last
+        /// termination's release is yet to be queued, as for ``notRunning(lastTermination:releasePending:)``.
+        case unregistered(releasePending: Bool)
         /// Inactive, active, in the background or suspended.
         case running(Running)
     }
@@ -376,9 +379,23 @@ extension LifecycleStateMachine {
 
     /// Takes the release a termination left pending, for the owner to queue: true once.
     mutating func takePendingRelease() -> Bool {
-        guard case .notRunning(let lastTermination, releasePending: true) = phase else { return false }
-        phase = .notRunning(lastTermination: lastTermination, releasePending: false)
+        switch phase {
+        case .notRunning(let lastTermination, releasePending: true):
+            phase = .notRunning(lastTermination: lastTermination, releasePending: false)
+        case .unregistered(releasePending: true):
+            phase = .unregistered(releasePending: false)
+        default:
+            return false
+        }
         return true
+    }
+
+    /// Removes the app from its system for good: from then on it accepts no transition. Only an
+    /// app that is not running can be removed.
+    package mutating func unregister() throws(MemoryPressureError) {
+        try validate(.unregister, accepted: [.notRunning])
+        guard case .notRunning(_, let releasePending) = phase else { return }
+        phase = .unregistered(releasePending: releasePending)
     }
 }
 
@@ -460,6 +477,9 @@ extension LifecycleStateMachine {
 extension LifecycleStateMachine {
     /// Throws unless the app is in one of `accepted` and not terminating.
     private func validate(_ transition: LifecycleTransition, accepted: [AppState]) throws(MemoryPressureError) {
+        if case .unregistered = phase {
+            throw .appUnregistered(app: app, transition: transition)
+        }
         guard accepted.contains(state) else {
             throw .invalidTransition(app: app, transition: transition, from: state, accepted: accepted)
         }

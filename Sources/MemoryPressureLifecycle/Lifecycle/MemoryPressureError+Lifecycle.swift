@@ -32,6 +32,15 @@ extension MemoryPressureError {
         return Self(.invalidTransition, "app \(app) cannot \(transition) from state \(from); accepted states: \(names)", app: app)
     }
 
+    /// The app was removed from its system; nothing can follow.
+    static func appUnregistered(app: AppIdentifier, transition: LifecycleTransition) -> Self {
+        Self(
+            .invalidTransition,
+            "app \(app) cannot \(transition): it was unregistered from its memory system; expected an app registered now",
+            app: app
+        )
+    }
+
     /// The app is running `willTerminate`; only the termination can follow.
     static func appTerminating(app: AppIdentifier, transition: LifecycleTransition) -> Self {
         Self(.invalidTransition, "app \(app) cannot \(transition) while it is terminating", app: app)
@@ -56,6 +65,11 @@ extension MemoryPressureError {
                 + "bring it to the foreground or launch it first",
             app: app
         )
+    }
+
+    /// An identifier no app of the system is registered under.
+    package static func unregisteredIdentifier(_ identifier: AppIdentifier) -> Self {
+        Self(.invalidArgument, "no app named \(identifier) is registered; expected the identifier of a registered app", app: identifier)
     }
 
     /// An app with this identifier is already registered.
