@@ -8,20 +8,26 @@ SIGKILL.
 With MEMORY_PRESSURE_WATCH set (systemd's memory-pressure protocol, as `mempressure supervise`
 gives a child with "channel": "systemd": a FIFO, each byte readable a warning), it reads the
 byte(s) and unmaps half of the pieces it holds on each warning; its target becomes what it kept,
-so it does not grow back. Without it, it speaks no protocol.
+so it does not grow back. With FLEET_CHILD_SIGNAL=USR1 (`"channel": "signal:USR1"`) it does the same
+on each SIGUSR1. Without either, it speaks no protocol.
+
+With FLEET_CHILD_HTTP=1 it is an interactive service: it first starts `python3 -m http.server` on a
+free port of 127.0.0.1 as its own child, and ends it as it ends itself; its SIGTERM line then says
+whether that server still ran (`http=alive`) or had died (`http=dead`).
 
 FLEET_CHILD_LOG names a file to which it appends one line per event, each starting with the wall
 clock time (seconds since the epoch) and its name (FLEET_CHILD_NAME):
   T NAME start pid=PID target=BYTES watch=0|1
   T NAME held BYTES                      (each second while it grows, and when it reaches its target)
-  T NAME warning bytes=N freed=BYTES held=BYTES
-  T NAME signal SIGTERM held=BYTES        (then it exits 0)
+  T NAME warning bytes=N freed=BYTES held=BYTES   (signal=USR1 in place of bytes=N for a signal)
+  T NAME signal SIGTERM held=BYTES [http=alive|dead]   (then it exits 0)
 A SIGKILL leaves no line: the parent sees it in the exit status.
 """
 import mmap
 import os
 import select
 import signal
+import subprocess
 import sys
 import time
 
@@ -47,13 +53,40 @@ def held():
     return len(pieces) * PIECE
 
 
+server = None
+if os.environ.get("FLEET_CHILD_HTTP") == "1":
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def on_signal(number, frame):
-    record("signal %s held=%d" % (signal.Signals(number).name, held()))
+    http = ""
+    if server is not None:
+        http = " http=%s" % ("alive" if server.poll() is None else "dead")
+        server.kill()
+        server.wait(timeout=2)  # Reaped here: nothing of the service is left behind it.
+    record("signal %s held=%d%s" % (signal.Signals(number).name, held(), http))
     os._exit(0)
 
 
 signal.signal(signal.SIGTERM, on_signal)
 signal.signal(signal.SIGINT, on_signal)
+
+
+def give_back(how):
+    """Unmaps half of the pieces held; the target becomes what is kept, so it does not grow back."""
+    global target
+    freed = len(pieces) - len(pieces) // 2
+    for piece in pieces[len(pieces) - freed:]:
+        piece.close()  # munmap: the pages go back to the kernel at once.
+    del pieces[len(pieces) - freed:]
+    target = held()
+    record("warning %s freed=%d held=%d" % (how, freed * PIECE, held()))
+
+
+if os.environ.get("FLEET_CHILD_SIGNAL") == "USR1":
+    signal.signal(signal.SIGUSR1, lambda number, frame: give_back("signal=USR1"))
 
 watch = -1
 watch_path = os.environ.get("MEMORY_PRESSURE_WATCH")
@@ -87,12 +120,7 @@ while True:
         except BlockingIOError:
             data = b""
         if data:
-            freed = len(pieces) - len(pieces) // 2
-            for piece in pieces[len(pieces) - freed:]:
-                piece.close()  # munmap: the pages go back to the kernel at once.
-            del pieces[len(pieces) - freed:]
-            target = held()
-            record("warning bytes=%d freed=%d held=%d" % (len(data), freed * PIECE, held()))
+            give_back("bytes=%d" % len(data))
         continue
     now = time.monotonic()
     if held() < target and now >= next_piece:

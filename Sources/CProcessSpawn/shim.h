@@ -2,7 +2,7 @@
 #define SWIFT_MEMORY_PRESSURE_CPROCESSSPAWN_SHIM_H
 
 // Starting a child process with a step between fork and exec (joining its own cgroups), and the
-// pidfd system calls the Glibc module does not expose (`syscall` is variadic, so Swift cannot call
+// pidfd and process_madvise system calls the Glibc module does not expose (`syscall` is variadic, so Swift cannot call
 // it). Everything here is `static inline`: the header is the whole module.
 //
 // The child's part runs between the fork and the exec of a multi-threaded parent, so it makes only
@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <fcntl.h>
@@ -34,6 +35,9 @@
 #endif
 #ifndef SYS_process_mrelease
 #define SYS_process_mrelease 448
+#endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
 #endif
 
 /// clone3's argument, version 0 (64 bytes): enough for CLONE_PIDFD.
@@ -290,6 +294,13 @@ static inline int mp_pidfd_send_signal(int pidfd, int signal_number) {
 /// process_mrelease(2) (Linux 5.15): reaps a dying process's memory now; 0 or -errno.
 static inline int mp_process_mrelease(int pidfd) {
     return syscall(SYS_process_mrelease, pidfd, 0) == 0 ? 0 : -errno;
+}
+
+/// process_madvise(2) (Linux 5.10): gives `advice` (MADV_PAGEOUT, 21) for `count` ranges of the
+/// process `pidfd` names, at most IOV_MAX at once; the bytes advised, or -errno.
+static inline long mp_process_madvise(int pidfd, const struct iovec *ranges, size_t count, int advice) {
+    long result = syscall(SYS_process_madvise, pidfd, ranges, count, advice, 0U);
+    return result >= 0 ? result : -errno;
 }
 
 /// Waits up to `milliseconds` (-1: no limit) for `descriptor` to report `events`; returns poll's

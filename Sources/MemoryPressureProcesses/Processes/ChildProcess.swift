@@ -408,6 +408,21 @@ package final class ChildProcess: Sendable {
         return waitForExit(timeout: timeout)
     }
 
+    // MARK: Page-out
+
+    /// Pages the child's private anonymous memory out to swap (see ``ProcessPageOut``), frozen or
+    /// not; returns the bytes advised. Not under the child's lock: the pidfd names this child
+    /// until it is released, reaped or not, and a large page-out takes a while (about 0.5 s for
+    /// 200 MiB to zram).
+    ///
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with
+    ///   ``/MemoryPressureRuntime/MemoryPressureError/Code/measurementUnavailable`` on a kernel
+    ///   without pidfds or `process_madvise`, or without the permission.
+    package func pageOut() throws(MemoryPressureError) -> Int {
+        guard pidfd >= 0 else { throw .pageOutUnavailable(.noFunction) }
+        return try ProcessPageOut.pageOut(pid: pid, pidfd: pidfd)
+    }
+
     // MARK: oom_score_adj
 
     /// The accepted `oom_score_adj` values: -1000 (never chosen) to 1000 (chosen first).
