@@ -43,6 +43,9 @@ struct SwapSpaceTests {
         let empty = SwapSpace(devices: space.devices, zram: ["zram0": .init(originalBytes: 0, compressedBytes: 0, memoryUsedBytes: 0)])
         #expect(empty.costRatio == 1)
         #expect(empty.memoryCost(ofSwapped: 4096) == 4096)
+        // A disk is not memory: what is swapped there costs none.
+        let disk = SwapSpace(devices: [.init(path: "/swapfile", sizeBytes: 1 << 30, usedBytes: 1 << 20)], zram: [:])
+        #expect(disk.memoryCost(ofSwapped: 1 << 20) == 0)
     }
 
     @Test func malformedTextIsRefused() {

@@ -353,8 +353,9 @@ struct ChildProcessTests {
         // PSS shares the interpreter's pages with other processes: at most the resident set.
         #expect(footprint.bytes <= (try child.residentSetBytes()) + (1 << 20))
         let rollup = try OpenKernelFile(FilePath("/proc/\(child.pid)/smaps_rollup"))
-        let proportional = try ChildMemoryReader.proportionalSetBytes(from: rollup)
+        let (proportional, swapped) = try ChildMemoryReader.rollupFigures(from: rollup)
         #expect((60 << 20)...(160 << 20) ~= proportional, "PSS \(proportional) bytes")
+        #expect(swapped == footprint.swappedBytes, "the footprint's bytes in swap are the rollup's")
     }
 
     // Its grandchild's memory counts in this process's cgroup, which other suites measure.
@@ -450,6 +451,14 @@ struct ChildProcessTests {
         """
         #expect(ChildMemoryReader.proportionalSetBytes(inRollup: Array(text.utf8)) == 66211 * 1024)
         #expect(ChildMemoryReader.proportionalSetBytes(inRollup: Array("Rss: 1 kB\n".utf8)) == nil)
+    }
+
+    @Test func swapIsParsedFromAVersion1StatText() throws {
+        let text = "total_inactive_file 4096\nhierarchical_memory_limit 1073741824\ntotal_swap 8192\ntotal_swapcached 12288\n"
+        let statistics = try #require(ControlGroupV1Statistics(parsing: Array(text.utf8)))
+        #expect(statistics.totalSwapBytes == 8192, "total_swap, not total_swapcached")
+        let noSwapAccounting = try #require(ControlGroupV1Statistics(parsing: Array("total_inactive_file 0\nhierarchical_memory_limit 1\n".utf8)))
+        #expect(noSwapAccounting.totalSwapBytes == 0)
     }
 
     // MARK: Where children's cgroups go

@@ -95,6 +95,9 @@ public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, 
     case purge
     /// Memory warnings were delivered to the running apps.
     case warning
+    /// Suspended apps' memory was paged out to compressed swap (zram), largest first, until the
+    /// footprint was under target (see ``Compression``).
+    case compressSuspended
     /// Suspended apps were terminated, largest first, until the footprint was under target.
     case terminateSuspended
     /// Background apps were terminated (with `willTerminate`), largest first, once no suspended app

@@ -112,6 +112,8 @@ public final class MemorySystem: Sendable {
     let backgroundPurge: BackgroundPurge
     /// Every app's host: the system's work at each app's lifecycle points.
     let host: SystemAppHost
+    /// The ladder's compression step's hands.
+    let compressor: Compressor
     /// The threads the apps' run loops and every deadline run on: the system's own, stopped by
     /// ``shutDown()`` and as the system goes away. Its deadlines follow the configuration's clock.
     let threads: AppThreadGroup
@@ -156,8 +158,13 @@ public final class MemorySystem: Sendable {
         let terminator = Terminator(registry: registry, processes: processes, journal: journal, logger: configuration.logger)
         backgroundPurge = BackgroundPurge(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
+        let compressor = Compressor(
+            setting: configuration.compression, processes: processes, logger: configuration.logger, kernel: configuration.compressionKernel
+        )
+        self.compressor = compressor
         host = SystemAppHost(
-            backgroundPurge: backgroundPurge, terminator: terminator, processes: processes, registry: registry, hosted: hosted
+            backgroundPurge: backgroundPurge, terminator: terminator, processes: processes, registry: registry, hosted: hosted,
+            compressor: compressor
         )
     }
 
@@ -390,10 +397,10 @@ public final class MemorySystem: Sendable {
             group.addTask(executorPreference: executor) { [journal, configuration] in
                 await warnings.run(recordingIn: journal, timeout: configuration.warningTimeout)
             }
-            group.addTask(executorPreference: executor) { [hosted, registry, monitor, account, terminator, journal, configuration] in
+            group.addTask(executorPreference: executor) { [hosted, registry, monitor, account, terminator, journal, compressor, configuration] in
                 var ladder = ReclamationLadder(
                     apps: hosted, registry: registry, monitor: monitor, account: account, terminator: terminator, journal: journal,
-                    warnings: warnings, configuration: configuration
+                    warnings: warnings, compressor: compressor, configuration: configuration
                 )
                 while let event = await pressure.next() {
                     await ladder.handle(event)
@@ -429,6 +436,10 @@ extension MemorySystem {
         public var unrecoverable: Unrecoverable?
         /// Where apps save their state, or nil for no state archive.
         public var stateArchiveDirectory: FilePath?
+        /// Whether the ladder compresses suspended apps' memory before it terminates any:
+        /// ``Compression/automatic`` (the default: where a zram swap device is on) or
+        /// ``Compression/off``.
+        public var compression: Compression = .automatic
         /// Where the system logs level changes, purges and terminations.
         public var logger: Logger
 
@@ -454,6 +465,10 @@ extension MemorySystem {
             get { monitor.budget }
             set { monitor.budget = newValue }
         }
+
+        /// Where compression reads the swap devices and pages apps out: nil for the kernel's; a
+        /// test's fake, for the ladder's policy.
+        package var compressionKernel: Compressor.Kernel?
 
         /// The one clock the system's timing reads: the monitor's samples, intervals and limit
         /// checks, the apps' deadlines, the admission wait and the ladder's runs. The continuous

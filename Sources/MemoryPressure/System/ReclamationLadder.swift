@@ -37,6 +37,8 @@ struct ReclamationLadder {
     let terminator: Terminator
     let journal: ReclamationJournal
     let warnings: WarningFollower
+    /// Pages suspended apps out before any is terminated, where compression is on.
+    let compressor: Compressor
     let configuration: MemorySystem.Configuration
     private var limits: AppLimitEnforcer
     /// When the last run ended: samples taken before then (the announced one among them) are
@@ -91,7 +93,7 @@ struct ReclamationLadder {
 
     init(
         apps: HostedApps, registry: PurgeRegistry, monitor: PressureMonitor, account: FootprintAccount, terminator: Terminator,
-        journal: ReclamationJournal, warnings: WarningFollower, configuration: MemorySystem.Configuration
+        journal: ReclamationJournal, warnings: WarningFollower, compressor: Compressor, configuration: MemorySystem.Configuration
     ) {
         self.apps = apps
         self.registry = registry
@@ -100,12 +102,13 @@ struct ReclamationLadder {
         self.terminator = terminator
         self.journal = journal
         self.warnings = warnings
+        self.compressor = compressor
         self.configuration = configuration
         unrecoverable = configuration.unrecoverable.map { UnrecoverableClock(duration: $0.duration) }
         limits = AppLimitEnforcer(apps: apps, registry: registry, terminator: terminator, warnings: warnings, configuration: configuration)
     }
 
-    private var logger: Logger { configuration.logger }
+    var logger: Logger { configuration.logger }
 
     /// The budget in force: it follows the cgroup's limit.
     private var budget: MemoryBudget { monitor.budget }
@@ -115,7 +118,7 @@ struct ReclamationLadder {
     private var clock: any LibraryClock { configuration.clock }
 
     /// The footprint the ladder works down to, in bytes, under the budget in force.
-    private var target: Int { configuration.targetBytes(under: budget) }
+    var target: Int { configuration.targetBytes(under: budget) }
 
     mutating func handle(_ event: PressureEvent) async {
         switch event {
@@ -218,6 +221,7 @@ struct ReclamationLadder {
         }
         var footprint = LadderFootprint(monitor.measure())
         if level == .critical {
+            footprint = compressSuspended(while: footprint, into: &run)
             // The least important band first; within a band, suspended apps before background ones.
             // With every app in one band this is the suspended step, then the background step.
             for band in AppImportance.allCases {
@@ -366,6 +370,10 @@ struct ReclamationLadder {
         let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band && !$0.configuration.isProtected }
         var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
         while !Task.isCancelled, footprint.bytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
+            // A process app under 1 % of what is still to reclaim frees nothing that counts.
+            if let bytes = footprint.bytes, Self.isPointless(registry.footprint(of: victim.identifier), toward: bytes - target) {
+                continue
+            }
             let decision = footprint.decision(for: target)
             let record = await terminator.terminate(victim, reason: .systemPressure, step: step, from: [state], decision: decision)
             returned = returned.addingClamped(record?.returnedBytes ?? 0)

@@ -13,15 +13,20 @@ final class SystemAppHost: AppHost {
     private let terminator: Terminator
     private let processes: ProcessApps
     private let registry: PurgeRegistry
+    private let compressor: Compressor
     /// Weakly: the apps hold their host, and the hosted apps hold the apps.
     private weak let hosted: HostedApps?
 
-    init(backgroundPurge: BackgroundPurge, terminator: Terminator, processes: ProcessApps, registry: PurgeRegistry, hosted: HostedApps) {
+    init(
+        backgroundPurge: BackgroundPurge, terminator: Terminator, processes: ProcessApps, registry: PurgeRegistry, hosted: HostedApps,
+        compressor: Compressor
+    ) {
         self.backgroundPurge = backgroundPurge
         self.terminator = terminator
         self.processes = processes
         self.registry = registry
         self.hosted = hosted
+        self.compressor = compressor
     }
 
     func appEnteredBackground(_ app: App) {
@@ -32,6 +37,7 @@ final class SystemAppHost: AppHost {
         let identifier = app.identifier
         hosted?.moved(identifier, from: previous, to: state)
         processes.moved(identifier, from: previous, to: state)
+        compressor.moved(identifier, to: state)
         // Each state has its own hard limit, held at the heap's allocations.
         if let limits = hosted?.limits(of: identifier), limits != .none {
             registry.setHardLimit(limits.limit(in: state)?.hardBytes, for: identifier)

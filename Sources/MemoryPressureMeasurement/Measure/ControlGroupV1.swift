@@ -69,16 +69,21 @@ package struct ControlGroupV1Statistics: Hashable, Sendable {
     package var hierarchicalLimit: CgroupLimit
     /// `total_inactive_file`: inactive page cache of the cgroup and its descendants, in bytes.
     package var totalInactiveFileBytes: Int
+    /// `total_swap`: the cgroup's and its descendants' pages in swap, in bytes; 0 where the kernel
+    /// does not account swap to memory cgroups (no `total_swap` line).
+    package var totalSwapBytes: Int
 
-    package init(hierarchicalLimit: CgroupLimit, totalInactiveFileBytes: Int) {
+    package init(hierarchicalLimit: CgroupLimit, totalInactiveFileBytes: Int, totalSwapBytes: Int = 0) {
         self.hierarchicalLimit = hierarchicalLimit
         self.totalInactiveFileBytes = totalInactiveFileBytes
+        self.totalSwapBytes = totalSwapBytes
     }
 
     /// Parses `name value` lines; nil when a line is malformed or either figure is missing.
     package init?<Text: Collection<UInt8>>(parsing text: Text) {
         var limit: CgroupLimit?
         var inactive: Int?
+        var swap = 0
         let wellFormed = KernelText.allLines(of: text) { line in
             var name: Text.SubSequence?
             var value: UInt64?
@@ -96,11 +101,13 @@ package struct ControlGroupV1Statistics: Hashable, Sendable {
                 limit = CgroupLimit(version1Bytes: value)
             } else if KernelText.matches(name, "total_inactive_file") {
                 inactive = Int(exactly: value)
+            } else if KernelText.matches(name, "total_swap") {
+                swap = Int(exactly: value) ?? 0
             }
             return true
         }
         guard wellFormed, let limit, let inactive else { return nil }
-        self.init(hierarchicalLimit: limit, totalInactiveFileBytes: inactive)
+        self.init(hierarchicalLimit: limit, totalInactiveFileBytes: inactive, totalSwapBytes: swap)
     }
 
     package static func read(from file: OpenKernelFile) throws(MemoryPressureError) -> ControlGroupV1Statistics {

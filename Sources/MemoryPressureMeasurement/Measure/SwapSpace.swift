@@ -1,3 +1,4 @@
+import Synchronization
 import SystemPackage
 import MemoryPressureRuntime
 
@@ -75,9 +76,11 @@ package struct SwapSpace: Sendable, Hashable {
         return min(1, Double(used) / Double(original))
     }
 
-    /// The memory `swappedBytes` paged out to zram cost, at ``costRatio``.
+    /// The memory `swappedBytes` cost: at ``costRatio`` where a zram device is on, none where swap
+    /// is only on a disk (memory paged out to a disk is not memory).
     package func memoryCost(ofSwapped swappedBytes: Int) -> Int {
-        Int((Double(max(0, swappedBytes)) * costRatio).rounded(.up))
+        guard !zramDevices.isEmpty else { return 0 }
+        return Int((Double(max(0, swappedBytes)) * costRatio).rounded(.up))
     }
 
     /// Why a suspended app's memory cannot be compressed here, or nil when it can (a zram swap
@@ -138,5 +141,28 @@ package struct SwapSpace: Sendable, Hashable {
             original >= 0, compressed >= 0, used >= 0
         else { return nil }
         return ZramUse(originalBytes: original, compressedBytes: compressed, memoryUsedBytes: used)
+    }
+}
+
+/// What a byte in swap costs in memory now: shared by what counts swapped bytes (a process app's
+/// footprint) and updated by what reads the swap devices. 0, until updated and where swap is only
+/// on a disk or off; up to 1 where it is on zram.
+package final class SwapCost: Sendable {
+    /// The cost per byte, in millionths.
+    private let millionths = Atomic<Int>(0)
+
+    package init() {}
+
+    /// Takes the cost of `space`'s devices.
+    package func update(from space: SwapSpace) {
+        millionths.store(space.zramDevices.isEmpty ? 0 : Int((space.costRatio * 1_000_000).rounded(.up)), ordering: .relaxed)
+    }
+
+    /// The memory `swappedBytes` cost now.
+    package func memoryCost(ofSwapped swappedBytes: Int) -> Int {
+        let perMillion = millionths.load(ordering: .relaxed)
+        guard perMillion > 0, swappedBytes > 0 else { return 0 }
+        let (product, overflow) = swappedBytes.multipliedReportingOverflow(by: perMillion)
+        return overflow ? swappedBytes : (product + 999_999) / 1_000_000
     }
 }

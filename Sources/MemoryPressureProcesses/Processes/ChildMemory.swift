@@ -10,10 +10,15 @@ package struct ChildFootprint: Hashable, Sendable {
     package var bytes: Int
     /// How ``bytes`` was measured.
     package var mechanism: ChildMemoryMechanism
+    /// Bytes of the child's memory in swap (paged out by compression, or by the kernel): its
+    /// cgroup's swap (v2 `memory.swap.current`, v1 `total_swap`), or its `smaps_rollup`'s `Swap:`;
+    /// not in ``bytes``.
+    package var swappedBytes: Int
 
-    package init(bytes: Int, mechanism: ChildMemoryMechanism) {
+    package init(bytes: Int, mechanism: ChildMemoryMechanism, swappedBytes: Int = 0) {
         self.bytes = bytes
         self.mechanism = mechanism
+        self.swappedBytes = swappedBytes
     }
 }
 
@@ -21,8 +26,9 @@ package struct ChildFootprint: Hashable, Sendable {
 /// a stack buffer on each reading (no allocation per sample; see ``/MemoryPressureMeasurement/OpenKernelFile``).
 final class ChildMemoryReader: Sendable {
     private enum Files {
-        /// The child's own cgroup v2: memory.current and memory.stat.
-        case version2(current: OpenKernelFile, stat: OpenKernelFile)
+        /// The child's own cgroup v2: memory.current, memory.stat, and memory.swap.current where
+        /// the kernel accounts swap.
+        case version2(current: OpenKernelFile, stat: OpenKernelFile, swap: OpenKernelFile?)
         /// The child's own v1 memory cgroup: memory.usage_in_bytes and memory.stat.
         case version1(usage: OpenKernelFile, stat: OpenKernelFile)
         /// No cgroup of its own: statm, and smaps_rollup for the PSS correction; its descendants'
@@ -39,8 +45,8 @@ final class ChildMemoryReader: Sendable {
     private let statm: OpenKernelFile
     /// How often PSS corrects the resident set.
     private let correctionInterval: Duration
-    /// The last correction: PSS less RSS, and when it was measured.
-    private let correction = LibraryLock<(measured: ContinuousClock.Instant, bytes: Int)?>(nil)
+    /// The last correction: PSS less RSS, the bytes in swap, and when they were measured.
+    private let correction = LibraryLock<(measured: ContinuousClock.Instant, bytes: Int, swapped: Int)?>(nil)
 
     package init(pid: Int32, memoryGroup: ChildControlGroupParents.Parent?, correctionInterval: Duration) throws(MemoryPressureError) {
         self.pid = pid
@@ -49,7 +55,8 @@ final class ChildMemoryReader: Sendable {
         if let memoryGroup, memoryGroup.isVersion2 {
             files = .version2(
                 current: try OpenKernelFile(memoryGroup.directory.appending("memory.current")),
-                stat: try OpenKernelFile(memoryGroup.directory.appending("memory.stat"))
+                stat: try OpenKernelFile(memoryGroup.directory.appending("memory.stat")),
+                swap: try OpenKernelFile.ifPresent(memoryGroup.directory.appending("memory.swap.current"))
             )
             mechanism = .controlGroupV2
         } else if let memoryGroup {
@@ -67,14 +74,17 @@ final class ChildMemoryReader: Sendable {
     /// The footprint now.
     package func footprint() throws(MemoryPressureError) -> ChildFootprint {
         switch files {
-        case .version2(let current, let stat):
+        case .version2(let current, let stat, let swap):
             let usage = try ControlGroup.currentBytes(from: current)
             let inactive = try ControlGroup.inactiveFileBytes(from: stat)
-            return ChildFootprint(bytes: max(0, usage - inactive), mechanism: mechanism)
+            let swapped = try swap.map { file throws(MemoryPressureError) in try ControlGroup.currentBytes(from: file) } ?? 0
+            return ChildFootprint(bytes: max(0, usage - inactive), mechanism: mechanism, swappedBytes: swapped)
         case .version1(let usage, let stat):
             let bytes = try ControlGroupV1.usageBytes(from: usage)
             let statistics = try ControlGroupV1Statistics.read(from: stat)
-            return ChildFootprint(bytes: statistics.workingSetBytes(usageBytes: bytes), mechanism: mechanism)
+            return ChildFootprint(
+                bytes: statistics.workingSetBytes(usageBytes: bytes), mechanism: mechanism, swappedBytes: statistics.totalSwapBytes
+            )
         case .residentSet(let rollup):
             let resident = try residentSetBytes()
             let descendants = ProcessTree.descendantsResidentBytes(of: pid)
@@ -83,12 +93,15 @@ final class ChildMemoryReader: Sendable {
             var correction = self.correction.withLock { $0 }
             if correction.map({ now - $0.measured >= correctionInterval }) ?? true {
                 // About 730 µs: read outside the lock, at most once per interval.
-                let proportional = try Self.proportionalSetBytes(from: rollup)
-                let fresh = (measured: now, bytes: proportional - resident)
+                let figures = try Self.rollupFigures(from: rollup)
+                let fresh = (measured: now, bytes: figures.proportional - resident, swapped: figures.swapped)
                 self.correction.withLock { $0 = fresh }
                 correction = fresh
             }
-            return ChildFootprint(bytes: max(0, resident + (correction?.bytes ?? 0)) + descendants, mechanism: mechanism)
+            return ChildFootprint(
+                bytes: max(0, resident + (correction?.bytes ?? 0)) + descendants, mechanism: mechanism,
+                swappedBytes: correction?.swapped ?? 0
+            )
         }
     }
 
@@ -97,28 +110,36 @@ final class ChildMemoryReader: Sendable {
         try ProcessMemory.read(from: statm).residentBytes
     }
 
-    /// The PSS from an open `/proc/PID/smaps_rollup`: its `Pss:` line, in kB.
-    static func proportionalSetBytes(from rollup: OpenKernelFile) throws(MemoryPressureError) -> Int {
-        try rollup.parse(capacity: 4096) { proportionalSetBytes(inRollup: $0) }
+    /// The PSS and the bytes in swap from an open `/proc/PID/smaps_rollup`: its `Pss:` and `Swap:`
+    /// lines, in kB (no `Swap:` line: none in swap).
+    static func rollupFigures(from rollup: OpenKernelFile) throws(MemoryPressureError) -> (proportional: Int, swapped: Int) {
+        try rollup.parse(capacity: 4096) { text in
+            proportionalSetBytes(inRollup: text).map { ($0, kibibytes(named: "Swap:", inRollup: text) ?? 0) }
+        }
     }
 
     /// The `Pss:` figure of a `smaps_rollup` text, in bytes; nil when there is none.
     static func proportionalSetBytes(inRollup text: some Collection<UInt8>) -> Int? {
+        kibibytes(named: "Pss:", inRollup: text)
+    }
+
+    /// The figure of the line `name` of a `smaps_rollup` text, in bytes; nil when there is none.
+    private static func kibibytes(named name: StaticString, inRollup text: some Collection<UInt8>) -> Int? {
         var found: Int?
         _ = KernelText.allLines(of: text) { line in
             var kilobytes: Int?
-            var isPSS = false
+            var isNamed = false
             var index = 0
             _ = KernelText.allFields(of: line) { field in
                 defer { index += 1 }
                 if index == 0 {
-                    isPSS = KernelText.matches(field, "Pss:")
-                    return isPSS
+                    isNamed = KernelText.matches(field, name)
+                    return isNamed
                 }
                 if index == 1 { kilobytes = KernelText.unsigned(field).flatMap { Int(exactly: $0) } }
                 return false
             }
-            guard isPSS, let kilobytes else { return true }
+            guard isNamed, let kilobytes else { return true }
             found = kilobytes * 1024
             return false
         }

@@ -34,6 +34,8 @@ package final class ProcessApps: FootprintContributor {
         package let child: ChildProcess
         package let channel: ClientChannel?
         let pressureWatch: PressureWatchFIFO?
+        /// What the child's bytes in swap cost in memory: counted in its footprint.
+        private let swapCost: SwapCost
         /// The child's footprint at the last reading that found it: what it held, once it has
         /// ended (a child that exits on `SIGTERM` ends before its termination is recorded).
         private let lastFootprintBytes = Atomic<Int>(0)
@@ -45,15 +47,18 @@ package final class ProcessApps: FootprintContributor {
             !launchGraceGiven.exchange(true, ordering: .relaxed)
         }
 
-        package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
+        package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?, swapCost: SwapCost) {
             self.child = child
             self.channel = channel
             self.pressureWatch = pressureWatch
+            self.swapCost = swapCost
         }
 
-        /// The child's footprint now; nil once it has ended.
+        /// The child's footprint now, its bytes in swap counted at what they cost in memory
+        /// (compressed memory is still memory); nil once it has ended.
         var currentFootprintBytes: Int? {
-            guard let bytes = try? child.footprint().bytes else { return nil }
+            guard let footprint = try? child.footprint() else { return nil }
+            let bytes = footprint.bytes.addingClamped(swapCost.memoryCost(ofSwapped: footprint.swappedBytes))
             lastFootprintBytes.store(bytes, ordering: .relaxed)
             return bytes
         }
@@ -102,6 +107,8 @@ package final class ProcessApps: FootprintContributor {
     private let logger: Logger
     /// How long a memory warning waits for a client child's answer.
     package let warningTimeout: Duration
+    /// What a child's bytes in swap cost in memory, as the system last read its swap devices.
+    package let swapCost = SwapCost()
     /// Ends `app` at once for `reason`: its child ended by itself.
     private let endApp: @Sendable (AppIdentifier, TerminationReason) -> Void
 
@@ -240,7 +247,7 @@ package final class ProcessApps: FootprintContributor {
         } catch {
             logger.warning("process app's oom_score_adj not set", metadata: ["app": "\(identifier)", "error": "\(error)"])
         }
-        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch)
+        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch, swapCost: swapCost)
         let replaced = state.withLock { state in
             state.terminating.remove(identifier)
             state.exits[identifier] = nil
@@ -395,6 +402,17 @@ package final class ProcessApps: FootprintContributor {
     }
 
     // MARK: Memory
+
+    /// Pages `identifier`'s child's memory out to swap (see ``ChildProcess/pageOut()``); returns the
+    /// bytes advised, or nil when the app runs no child.
+    ///
+    /// - Throws: ``/MemoryPressureRuntime/MemoryPressureError`` with
+    ///   ``/MemoryPressureRuntime/MemoryPressureError/Code/measurementUnavailable`` when the kernel
+    ///   refuses the page-out here.
+    package func compress(_ identifier: AppIdentifier) throws(MemoryPressureError) -> Int? {
+        guard let running = running(identifier) else { return nil }
+        return try running.child.pageOut()
+    }
 
     /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
     /// PSS; 0 when it runs none.

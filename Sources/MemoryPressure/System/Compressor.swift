@@ -1,0 +1,118 @@
+import Logging
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureLifecycle
+import MemoryPressureProcesses
+
+/// The ladder's compression step's hands: whether compression can run here now, the page-out of
+/// one suspended app's memory, and which apps are compressed already.
+///
+/// It reads the swap devices (`/proc/swaps` and zram's `mm_stat`, a few microseconds) as the
+/// system is made and as each compression step begins, and gives their cost per swapped byte to
+/// the process apps' footprints. The first step that would compress says in the log whether
+/// compression is on, and why not when it is off; later ones only when that changed.
+package final class Compressor: Sendable {
+    private struct State {
+        /// The apps compressed since they were last suspended: not paged out twice.
+        var compressed: Set<AppIdentifier> = []
+        /// Why compression was last found off (nil: on), as the log last said; nothing said yet
+        /// while `reported` is false.
+        var reason: String?
+        var reported = false
+    }
+
+    /// Where the compressor reads the swap devices and pages an app out: the kernel's, or a test's.
+    package struct Kernel: Sendable {
+        /// Reads the swap devices that are on.
+        package var readSwap: @Sendable () throws(MemoryPressureError) -> SwapSpace
+        /// Pages out the app's memory; the bytes advised, or nil when it has none to page out.
+        package var pageOut: @Sendable (AppIdentifier) throws(MemoryPressureError) -> Int?
+
+        package init(
+            readSwap: @escaping @Sendable () throws(MemoryPressureError) -> SwapSpace,
+            pageOut: @escaping @Sendable (AppIdentifier) throws(MemoryPressureError) -> Int?
+        ) {
+            self.readSwap = readSwap
+            self.pageOut = pageOut
+        }
+
+        /// `/proc/swaps` and zram's `mm_stat`, and the process apps' children's page-out.
+        static func real(_ processes: ProcessApps) -> Kernel {
+            Kernel(readSwap: { () throws(MemoryPressureError) in try SwapSpace.read() }) { [weak processes] app throws(MemoryPressureError) in
+                try processes?.compress(app)
+            }
+        }
+    }
+
+    let setting: Compression
+    private let processes: ProcessApps
+    private let logger: Logger
+    private let kernel: Kernel
+    private let state = LibraryLock(State())
+
+    init(setting: Compression, processes: ProcessApps, logger: Logger, kernel: Kernel? = nil) {
+        self.setting = setting
+        self.processes = processes
+        self.logger = logger
+        self.kernel = kernel ?? .real(processes)
+        _ = refresh(reporting: false)
+    }
+
+    /// Reads the swap devices again: their cost per swapped byte goes to the process apps'
+    /// footprints, whatever the setting (memory the kernel swapped to zram by itself is memory
+    /// too). Returns whether the ladder may compress now. With `reporting` (the ladder's step,
+    /// which would compress now), says so in the log the first time and whenever that changed.
+    func refresh(reporting: Bool = true) -> Bool {
+        let reason: String?
+        do {
+            let space = try kernel.readSwap()
+            processes.swapCost.update(from: space)
+            reason = setting.mayCompress ? space.unavailableReason : "the configuration turns it off"
+        } catch {
+            reason = "the swap devices cannot be read: \(error)"
+        }
+        let changed = state.withLock { state in
+            defer { (state.reason, state.reported) = (reason, state.reported || reporting) }
+            return reporting && (!state.reported || state.reason != reason)
+        }
+        if changed {
+            if let reason {
+                logger.notice("compression of suspended apps is off: \(reason)")
+            } else {
+                logger.notice("compression of suspended apps is on: suspended process apps are paged out to zram before any is terminated")
+            }
+        }
+        return reason == nil
+    }
+
+    /// Why the ladder does not compress, as last found; nil when it does.
+    var unavailableReason: String? {
+        state.withLock { $0.reason }
+    }
+
+    /// Whether `app` was compressed since it was last suspended.
+    func isCompressed(_ app: AppIdentifier) -> Bool {
+        state.withLock { $0.compressed.contains(app) }
+    }
+
+    /// Pages `app`'s memory out, once per suspension: its child's, for a process app. Returns the
+    /// bytes advised, or nil when there was nothing it could page out (an in-process app, a child
+    /// that has ended, or a kernel that refuses, said in the log).
+    func compress(_ app: App) -> Int? {
+        let identifier = app.identifier
+        guard state.withLock({ $0.compressed.insert(identifier).inserted }) else { return nil }
+        do {
+            return try kernel.pageOut(identifier)
+        } catch {
+            logger.warning("compression of \(identifier) failed: \(error)", metadata: ["app": "\(identifier)"])
+            return nil
+        }
+    }
+
+    /// `app` moved to `state`: out of suspension, it is no longer counted as compressed (what it
+    /// touches comes back, and its next suspension may compress it again).
+    func moved(_ app: AppIdentifier, to state: AppState) {
+        guard state != .suspended else { return }
+        self.state.withLock { _ = $0.compressed.remove(app) }
+    }
+}

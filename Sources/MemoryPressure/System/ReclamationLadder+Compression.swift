@@ -1,0 +1,64 @@
+import Jemalloc
+import MemoryPressureRuntime
+import MemoryPressureMeasurement
+import MemoryPressureCaches
+import MemoryPressureLifecycle
+
+extension ReclamationLadder {
+    /// The most memory one run pages out: a larger excess is left to the runs of the next samples,
+    /// so that a run never holds the ladder for long (paging out 200 MiB to zram took about 0.25 s
+    /// on this project's machines).
+    static let compressionBytesPerRun = 1 << 30
+
+    /// The compression step (``ReclamationStep/compressSuspended``): pages suspended apps' memory
+    /// out, least important band first, largest first, measuring after each, until the footprint is
+    /// under target, every suspended app was compressed, or the run's bound
+    /// (``compressionBytesPerRun``) is reached. Returns the last measurement, taken afresh so that
+    /// the terminations after it are decided by what compression left.
+    ///
+    /// A process app whose footprint is under 1 % of what is still to be reclaimed is passed over
+    /// (see ``isPointless(_:toward:)``). Nothing runs where compression is off (see ``Compression``).
+    func compressSuspended(while footprint: LadderFootprint, into run: inout LadderRun) -> LadderFootprint {
+        guard footprint.bytes.map({ $0 > target }) ?? true, compressor.refresh() else { return footprint }
+        let clock = ContinuousClock()
+        let start = clock.now
+        var footprint = footprint
+        var compressed: [AppIdentifier] = []
+        var advised = 0
+        for band in AppImportance.allCases {
+            let inBand = apps.apps(in: [.suspended]).filter {
+                $0.configuration.importance == band && !compressor.isCompressed($0.identifier)
+            }
+            var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
+            while advised < Self.compressionBytesPerRun, let bytes = footprint.bytes, bytes > target,
+                let candidate = candidates.popLargest()
+            {
+                guard candidate.systemState == .suspended,
+                    !Self.isPointless(registry.footprint(of: candidate.identifier), toward: bytes - target),
+                    let pagedOut = compressor.compress(candidate)
+                else { continue }
+                advised = advised.addingClamped(pagedOut)
+                compressed.append(candidate.identifier)
+                footprint = LadderFootprint(monitor.measure())
+            }
+        }
+        if !compressed.isEmpty {
+            let released = max(0, (run.footprintBeforeBytes ?? 0) - (footprint.bytes ?? 0))
+            run.steps.append(.init(step: .compressSuspended, duration: clock.now - start, releasedBytes: released, terminated: []))
+            logger.info("compressed \(compressed.count) suspended app(s)", metadata: [
+                "apps": "\(compressed.map(\.rawValue))", "advised": "\(advised)",
+                "footprint": "\(footprint.bytes.map(String.init) ?? "unknown")", "target": "\(target)",
+            ])
+        }
+        return footprint
+    }
+
+    /// Whether reclaiming an app of `footprint` is pointless with `excessBytes` still to reclaim:
+    /// it is a process app (its process measured) holding under 1 % of them, as a child frozen
+    /// before it ran holds a few hundred KiB. An in-process app never is: its footprint counts only
+    /// its heap and caches, and its termination frees its delegate's memory too, which no figure
+    /// shows.
+    static func isPointless(_ footprint: AppFootprint, toward excessBytes: Int) -> Bool {
+        footprint.processBytes > 0 && footprint.totalBytes < excessBytes / 100
+    }
+}
