@@ -43,9 +43,36 @@ struct ChildPageOutTests {
 /// file (`ready SHA`), and on each SIGUSR1 reads it all again and writes `check SHA`.
 struct MemoryHolder {
     let child: ChildProcess
-    let output: String
-    let checksum: String
+    let log: HolderLog
+
+    static func start(mebibytes: Int) async throws -> MemoryHolder {
+        let log = try HolderLog()
+        let child = try ChildProcess.spawn(log.specification(mebibytes: mebibytes))
+        guard await log.ready() != nil else {
+            child.kill()
+            throw HolderLog.Failure("the holder wrote no ready line")
+        }
+        return MemoryHolder(child: child, log: log)
+    }
+
+    /// The checksum it wrote as it was ready.
+    var checksum: String { log.readyChecksum ?? "" }
+
+    /// Asks the child to read its memory again; the checksum it found.
+    func checksumNow() async throws -> String {
+        try await log.checksumNow { try child.signal(SIGUSR1) }
+    }
+}
+
+/// The holder's program and what it writes: its checksums.
+struct HolderLog {
+    let path: String
     private let directory: TemporaryDirectory
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        path = directory.path.appending("holder.log").string
+    }
 
     private static let program = #"""
         import hashlib, mmap, os, signal, sys
@@ -65,29 +92,33 @@ struct MemoryHolder {
             signal.pause()
         """#
 
-    static func start(mebibytes: Int) async throws -> MemoryHolder {
-        let directory = try TemporaryDirectory()
-        let output = directory.path.appending("holder.log").string
-        let child = try ChildProcess.spawn(ProcessSpecification(executable: "python3", arguments: ["-c", program, "\(mebibytes)", output]))
-        guard await eventually({ lines(output).contains { $0.hasPrefix("ready ") } }) else {
-            child.kill()
-            throw Failure("the holder wrote no ready line")
-        }
-        let checksum = String(lines(output).first { $0.hasPrefix("ready ") }!.dropFirst("ready ".count))
-        return MemoryHolder(child: child, output: output, checksum: checksum, directory: directory)
+    /// The holder of `mebibytes`, writing here.
+    func specification(mebibytes: Int) -> ProcessSpecification {
+        ProcessSpecification(executable: "python3", arguments: ["-c", Self.program, "\(mebibytes)", path])
     }
 
-    /// Asks the child to read its memory again; the checksum it found.
-    func checksumNow() async throws -> String {
-        let checks = Self.lines(output).filter { $0.hasPrefix("check ") }.count
-        try child.signal(SIGUSR1)
-        guard await eventually({ Self.lines(output).filter { $0.hasPrefix("check ") }.count > checks }) else {
+    /// Waits for the ready line; its checksum, or nil when none came.
+    func ready() async -> String? {
+        guard await eventually({ readyChecksum != nil }) else { return nil }
+        return readyChecksum
+    }
+
+    /// The checksum of the ready line, once written.
+    var readyChecksum: String? {
+        lines.first { $0.hasPrefix("ready ") }.map { String($0.dropFirst("ready ".count)) }
+    }
+
+    /// Sends the holder its signal with `signal`, and waits for the check line it writes: its checksum.
+    func checksumNow(signal: () throws -> Void) async throws -> String {
+        let checks = lines.filter { $0.hasPrefix("check ") }.count
+        try signal()
+        guard await eventually({ lines.filter { $0.hasPrefix("check ") }.count > checks }) else {
             throw Failure("the holder wrote no check line")
         }
-        return String(Self.lines(output).last { $0.hasPrefix("check ") }!.dropFirst("check ".count))
+        return String(lines.last { $0.hasPrefix("check ") }!.dropFirst("check ".count))
     }
 
-    static func lines(_ path: String) -> [String] {
+    var lines: [String] {
         ((try? KernelFile.read(FilePath(path))) ?? "").split(separator: "\n").map(String.init)
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import MemoryPressure
 @testable import MemoryPressureRuntime
 @testable import MemoryPressureMeasurement
 @testable import MemoryPressureProcesses
@@ -52,6 +53,42 @@ struct CompressionKernelTests {
         #expect(checksum == holder.checksum, "its memory came back as it left it")
     }
 
+    /// The ladder, under critical pressure, compresses a suspended 200 MiB process app instead of
+    /// terminating it; its footprint still counts what zram spends on its memory, and it wakes whole.
+    @Test func theLadderCompressesASuspendedProcessAppInsteadOfTerminatingIt() async throws {
+        _ = try Self.zramSwap()
+        let source = ScriptedSampleSource(residentBytes: 0)
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 80 * mebibyte, logger: silentLogger)
+        configuration.monitor.sources = [source]
+        let system = try MemorySystem(configuration: configuration)
+        let log = try HolderLog()
+        let app = try system.register(.test("holder"), process: log.specification(mebibytes: Self.mebibytes))
+        let events = system.events.stream()
+        try await system.running {
+            try await app.launch()
+            let ready = try #require(await log.ready())
+            // Its 200 MiB put the footprint past critical; suspended, it is the ladder's to reclaim.
+            #expect(try await app.enterBackground() == .suspended)
+            let run = await events.first { event in
+                if case .ladderRun(let run) = event { run.steps.contains { $0.step == .compressSuspended } } else { false }
+            }
+            #expect(run != nil, "a ladder run compressed it")
+            #expect(system.terminations.isEmpty && app.state == .suspended, "and none terminated it")
+            let pid = try #require(system.process(of: app.identifier)?.pid)
+            let swapped = try Self.swappedBytes(pid: pid)
+            let footprint = system.footprint(of: app.identifier).totalBytes
+            print("compression: the ladder left the app at \(ByteCount(footprint)), \(ByteCount(swapped)) of it in swap")
+            #expect(swapped >= (Self.mebibytes << 20) * 9 / 10)
+            #expect(footprint >= (try SwapSpace.read()).memoryCost(ofSwapped: swapped), "what zram spends on it still counts")
+            #expect(footprint < (Self.mebibytes << 20) / 5)
+
+            #expect(try await app.enterForeground() == .active)
+            let checksum = try await log.checksumNow { #expect(kill(pid, SIGUSR1) == 0) }
+            #expect(checksum == ready, "it woke with its memory as it left it")
+        }
+        _ = await system.shutDown()
+    }
+
     @Test func thisProcesssOwnMemoryIsCompressedAndComesBackWhole() throws {
         _ = try Self.zramSwap()
         let length = Self.mebibytes << 20
@@ -88,7 +125,7 @@ struct CompressionKernelTests {
     static func residentBytes(of buffer: UnsafeRawBufferPointer) throws -> Int {
         var vector = [UInt8](repeating: 0, count: (buffer.count + 4095) / 4096)
         guard mincore(UnsafeMutableRawPointer(mutating: buffer.baseAddress!), buffer.count, &vector) == 0 else {
-            throw MemoryHolder.Failure("mincore failed: \(Errno(rawValue: errno))")
+            throw HolderLog.Failure("mincore failed: \(Errno(rawValue: errno))")
         }
         return vector.reduce(0) { $0 + Int($1 & 1) } * 4096
     }
