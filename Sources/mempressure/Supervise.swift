@@ -33,7 +33,10 @@ struct Supervise: AsyncParsableCommand {
 
             The file: {"budget": "auto" or a size such as "768MiB", "socket": PATH, "logs": DIR (each app's output \
             in DIR/NAME.log; without it, on standard error with each line prefixed NAME:), "metrics": "127.0.0.1:PORT" \
-            (Prometheus text on GET /metrics), "apps": [{"name", "command" (an array, or a string for /bin/sh -c), \
+            (Prometheus text on GET /metrics), "warningInterval" (how often a warning repeats while the footprint \
+            rises at a raised level, 25s; none repeats while nothing is left to reclaim), "compression" (auto: \
+            suspended apps are paged out to a zram swap device, where one is on, before any is terminated; or off), \
+            "apps": [{"name", "command" (an array, or a string for /bin/sh -c), \
             "start" (foreground or background), "inBackground" (suspend or run), "importance" (cached, service, \
             perceptible or foreground), "channel" (none, client, systemd or signal:NAME), "limits" ({"soft", "hard", \
             "foreground": {…}, "background": {…}}), "env" (added to this environment), "cwd", "restart" (never, \
@@ -71,7 +74,10 @@ struct Supervise: AsyncParsableCommand {
         let logs = try LogRouter(directory: file.logs)
         defer { logs.stop() }
 
-        let system = try MemorySystem(configuration: .init(budget: file.budget, logger: Self.logger(level: verbose ? .info : .warning)))
+        var configuration = MemorySystem.Configuration(budget: file.budget, logger: Self.logger(level: verbose ? .info : .warning))
+        configuration.compression = file.compression
+        if let interval = file.warningInterval { configuration.monitor.repeatInterval = interval }
+        let system = try MemorySystem(configuration: configuration)
         let (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let board = FleetBoard(system: system)
         let fleet = Fleet(system: system, logger: logger, logs: logs, board: board, configPath: config, continuation: continuation)

@@ -29,6 +29,11 @@ import Foundation
 /// - `budget`: `"auto"` (the default: 90% of the cgroup's limit, else of physical memory, following
 ///   the limit as it changes) or a size such as `"768MiB"` (or a number of bytes), at most the
 ///   cgroup's `memory.max` or the machine's memory.
+/// - `warningInterval`: how often warnings are repeated while the level stays raised and the
+///   footprint rises (a duration, `"25s"` by default); none is repeated while the ladder rests with
+///   nothing left to reclaim.
+/// - `compression`: `"auto"` (the default: under critical pressure, suspended apps are paged out to
+///   a zram swap device, where one is on, before any is terminated) or `"off"`.
 /// - `apps`: at least one app, each an object of:
 ///   - `name` (required): the app's name, unique in the file, without whitespace (the console's
 ///     commands name apps by it);
@@ -125,6 +130,11 @@ struct SuperviseConfiguration {
     var logs: String?
     /// `metrics`: the address (`127.0.0.1:9464`) to serve Prometheus text on, when the file gives one.
     var metrics: String?
+    /// `warningInterval`: how often a warning is repeated while the level stays raised and the
+    /// footprint keeps rising (the monitor's repeat interval); nil for its default, 25 s.
+    var warningInterval: Duration?
+    /// `compression`: whether suspended apps are compressed before any is terminated.
+    var compression: Compression = .automatic
 
     /// The largest file read: 1 MiB, far beyond any real configuration.
     static let maximumSize = 1 << 20
@@ -302,8 +312,8 @@ extension SuperviseConfiguration {
 
         func configuration(_ document: JSONValue) throws(Problem) -> SuperviseConfiguration {
             let fields = try Fields(
-                document, field: nil, app: nil, keys: ["budget", "apps", "socket", "logs", "metrics"],
-                expected: "a JSON object with \"apps\" and optionally \"budget\", \"socket\", \"logs\" and \"metrics\""
+                document, field: nil, app: nil, keys: ["budget", "apps", "socket", "logs", "metrics", "warningInterval", "compression"],
+                expected: "a JSON object with \"apps\" and optionally \"budget\", \"socket\", \"logs\", \"metrics\", \"warningInterval\" and \"compression\""
             )
             let budget = try self.budget(fields)
             guard let entries = fields["apps"] else {
@@ -348,8 +358,20 @@ extension SuperviseConfiguration {
             if let metrics, (try? MetricsServer.Address(parsing: metrics)) == nil {
                 throw fields.problem("metrics", "\(metrics.echoed(limit: 80)) is not an address", expected: MetricsServer.expectedAddress)
             }
-            return SuperviseConfiguration(budget: budget, apps: apps, socket: socket, logs: logs, metrics: metrics)
+            let compression: Compression
+            switch try fields.string("compression", expected: Self.compressionForms) {
+            case nil, "auto": compression = .automatic
+            case "off": compression = .off
+            case let text?: throw fields.problem("compression", "\(text.echoed(limit: 40)) is not a setting", expected: Self.compressionForms)
+            }
+            return SuperviseConfiguration(
+                budget: budget, apps: apps, socket: socket, logs: logs, metrics: metrics,
+                warningInterval: try fields.duration("warningInterval"), compression: compression
+            )
         }
+
+        /// The accepted forms of `compression`, as messages state them.
+        static let compressionForms = "\"auto\" (compress suspended apps to zram where a zram swap device is on) or \"off\""
 
         private func budget(_ fields: Fields) throws(Problem) -> MemoryBudget {
             let expected = "\"auto\" or a size such as \"768MiB\", at most the cgroup's limit or the machine's memory"

@@ -98,6 +98,27 @@ struct SuperviseTests {
         }
     }
 
+    @Test func theWarningIntervalAndCompressionAreRead() throws {
+        let plain = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
+        #expect(plain.warningInterval == nil && plain.compression == .automatic)
+        let given = try Self.parse(#"{ "warningInterval": "1m", "compression": "off", "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
+        #expect(given.warningInterval == .seconds(60) && given.compression == .off)
+        #expect(try Self.parse(#"{ "compression": "auto", "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#).compression == .automatic)
+        for (text, expected) in [
+            (#"{ "compression": "zram", "apps": [{ "name": "a", "command": ["sleep"] }] }"#,
+             #"compression "zram" is not a setting; expected "auto" (compress suspended apps to zram where a zram swap device is on) or "off""#),
+            (#"{ "warningInterval": "2h", "apps": [{ "name": "a", "command": ["sleep"] }] }"#,
+             #"warningInterval 7200.0 s is out of range; expected a duration such as "500ms", "2s" or "1m", or a number of seconds, from 0 to 1h"#),
+        ] {
+            do {
+                _ = try Self.parse(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect("\(error)" == "--config \"test.json\": " + expected, "\(error)")
+            }
+        }
+    }
+
     @Test func theBudgetIsAutomaticUnlessGiven() throws {
         let automatic = try Self.parse(#"{ "apps": [{ "name": "a", "command": ["sleep", "1"] }] }"#)
         let resolved = try MemoryBudget.resolve(.automatic(), limits: Self.limits)
