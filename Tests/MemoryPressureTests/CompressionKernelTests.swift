@@ -10,9 +10,9 @@ import MemoryTestSupport
 import SystemPackage
 import Testing
 
-/// Compression against the real kernel with a zram swap device: a suspended 200 MiB child and
-/// 200 MiB of this process's own memory, each paged out to under 10 % of its resident size and
-/// brought back intact. Run by `tools/compression-kernel`, which makes the device for these tests
+/// Compression against the real kernel with a zram swap device: a suspended 200 MiB child and a
+/// suspended in-process app's 200 MiB heap, each paged out to under 10 % of its resident size and
+/// brought back intact, and the ladder compressing a process app instead of terminating it. Run by `tools/compression-kernel`, which makes the device for these tests
 /// alone and removes it after; cancelled, with the reason, anywhere else.
 @Suite(.serialized)
 struct CompressionKernelTests {
@@ -89,27 +89,46 @@ struct CompressionKernelTests {
         _ = await system.shutDown()
     }
 
-    @Test func thisProcesssOwnMemoryIsCompressedAndComesBackWhole() throws {
+    /// A suspended in-process app's 200 MiB heap, in 1 MiB buffers, compressed through the system's
+    /// compressor: its pages leave memory, the samples count what zram spends on them, and the
+    /// buffers come back intact.
+    @Test func aSuspendedInProcessAppsHeapIsCompressedAndComesBackWhole() async throws {
         _ = try Self.zramSwap()
-        let length = Self.mebibytes << 20
-        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 4096)
-        defer { memory.deallocate() }
-        let words = memory.bindMemory(to: UInt64.self)
-        for index in words.indices {
-            // Each page: its number, then a pattern, as the child's.
-            words[index] = index % 512 == 0 ? UInt64(index / 512) : UInt64(index % 512) &* 0x0101_0101_0101_0101
+        let system = try MemorySystem(configuration: .test(targetBytes: 4 << 30, logger: silentLogger))
+        let app = try system.register(.test("photos")) { IdleDelegate() }
+        try await app.launch()
+        let heap = try system.heap(for: app.identifier)
+        var buffers: [HeapBuffer] = []
+        for index in 0..<Self.mebibytes {
+            let buffer = try heap.allocate(byteCount: 1 << 20)
+            buffer.withUnsafeMutableBytes { Self.fill($0, number: index) }
+            buffers.append(buffer)
         }
-        let checksum = Self.checksum(UnsafeRawBufferPointer(memory))
-        let resident = try Self.residentBytes(of: UnsafeRawBufferPointer(memory))
-        let advised = try PageOut.pageOut(UnsafeRawBufferPointer(memory))
-        let after = try Self.residentBytes(of: UnsafeRawBufferPointer(memory))
-        print("compression: \(ByteCount(resident)) of this process's memory resident: advised \(ByteCount(advised)), \(ByteCount(after)) resident after")
-        #expect(resident >= length * 9 / 10)
+        let checksums = buffers.map { $0.withUnsafeBytes { Self.checksum($0) } }
+        #expect(try await app.enterBackground() == .suspended)
+        let resident = try buffers.reduce(0) { total, buffer in try total + buffer.withUnsafeBytes { try Self.residentBytes(of: $0) } }
+        #expect(system.compressor.totalFootprintBytes() == nil, "nothing of this process's own paged out yet")
+        let advised = try #require(system.compressor.compress(app))
+        let after = try buffers.reduce(0) { total, buffer in try total + buffer.withUnsafeBytes { try Self.residentBytes(of: $0) } }
+        _ = system.compressor.refresh(reporting: false)
+        let counted = try #require(system.compressor.totalFootprintBytes(), "once paged out, each sample counts it")
+        let swapped = try Self.swappedBytes(pid: getpid())
+        print("compression: an in-process app's \(ByteCount(resident)) heap: advised \(ByteCount(advised)), \(ByteCount(after)) resident after, this process's \(ByteCount(swapped)) in swap counted at \(ByteCount(counted))")
+        #expect(advised >= (Self.mebibytes << 20) * 99 / 100, "every whole page of the buffers")
         #expect(after < resident / 10, "paged out to under 10 % of its resident size: \(resident) then \(after)")
-        let clock = ContinuousClock()
-        let start = clock.now
-        #expect(Self.checksum(UnsafeRawBufferPointer(memory)) == checksum, "it came back as it left")
-        print("compression: read \(Self.mebibytes) MiB back in \(clock.now - start)")
+        #expect(counted > 0 && counted < resident / 10, "its pages in swap count at what zram spends on them: \(counted)")
+        #expect(try await app.enterForeground() == .active)
+        #expect(buffers.map { $0.withUnsafeBytes { Self.checksum($0) } } == checksums, "every buffer came back as it left")
+        await system.shutDown()
+    }
+
+    /// Fills `bytes` as the child fills its memory: each 4 KiB, its number (with `number`), then the
+    /// bytes 0 to 255 over and over: compressible, as most of a heap is, and no two pages alike.
+    static func fill(_ bytes: UnsafeMutableRawBufferPointer, number: Int) {
+        for offset in 0..<bytes.count { bytes[offset] = UInt8(truncatingIfNeeded: offset) }
+        for page in stride(from: 0, to: bytes.count - 7, by: 4096) {
+            bytes.storeBytes(of: UInt64(number << 32 | page >> 12), toByteOffset: page, as: UInt64.self)
+        }
     }
 
     /// `VmSwap` of `/proc/PID/status`, in bytes.
@@ -121,10 +140,14 @@ struct CompressionKernelTests {
         return kibibytes * 1024
     }
 
-    /// The bytes of `buffer`'s pages that are resident, by `mincore(2)`.
+    /// The bytes of the pages `buffer` touches that are resident, by `mincore(2)` (from the page
+    /// its first byte is on: jemalloc may start a large allocation inside a page).
     static func residentBytes(of buffer: UnsafeRawBufferPointer) throws -> Int {
-        var vector = [UInt8](repeating: 0, count: (buffer.count + 4095) / 4096)
-        guard mincore(UnsafeMutableRawPointer(mutating: buffer.baseAddress!), buffer.count, &vector) == 0 else {
+        let address = UInt(bitPattern: buffer.baseAddress!)
+        let start = address & ~UInt(4095)
+        let length = Int(address - start) + buffer.count
+        var vector = [UInt8](repeating: 0, count: (length + 4095) / 4096)
+        guard mincore(UnsafeMutableRawPointer(bitPattern: start), length, &vector) == 0 else {
             throw HolderLog.Failure("mincore failed: \(Errno(rawValue: errno))")
         }
         return vector.reduce(0) { $0 + Int($1 & 1) } * 4096

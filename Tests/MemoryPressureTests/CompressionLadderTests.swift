@@ -136,13 +136,13 @@ struct CompressionLadderTests {
     @Test func aCompressedAppIsNotPagedOutAgainUntilItWasBackInTheForeground() throws {
         let fake = FakeKernel(zram: true, share: 0.5)
         let processes = ProcessApps(warningTimeout: .seconds(1), logger: silentLogger) { _, _ in }
-        let compressor = Compressor(setting: .automatic, processes: processes, logger: silentLogger, kernel: fake.kernel)
+        let compressor = Compressor(setting: .automatic, processes: processes, registry: PurgeRegistry(), logger: silentLogger, kernel: fake.kernel)
         #expect(compressor.refresh(reporting: false))
         let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test("one")) { IdleDelegate() }
         #expect(compressor.compress(app) != nil)
         #expect(compressor.isCompressed(app.identifier))
         #expect(compressor.compress(app) == nil, "once per suspension")
-        compressor.moved(app.identifier, to: .active)
+        compressor.moved(app.identifier, to: AppState.active)
         #expect(!compressor.isCompressed(app.identifier))
         #expect(compressor.compress(app) != nil)
         #expect(fake.pagedOut.count == 2)

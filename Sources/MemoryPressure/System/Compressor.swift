@@ -1,6 +1,10 @@
 import Logging
+import Synchronization
+import SystemPackage
 import MemoryPressureRuntime
 import MemoryPressureMeasurement
+import MemoryPressureMonitor
+import MemoryPressureCaches
 import MemoryPressureLifecycle
 import MemoryPressureProcesses
 
@@ -36,10 +40,12 @@ package final class Compressor: Sendable {
             self.pageOut = pageOut
         }
 
-        /// `/proc/swaps` and zram's `mm_stat`, and the process apps' children's page-out.
-        static func real(_ processes: ProcessApps) -> Kernel {
-            Kernel(readSwap: { () throws(MemoryPressureError) in try SwapSpace.read() }) { [weak processes] app throws(MemoryPressureError) in
-                try processes?.compress(app)
+        /// `/proc/swaps` and zram's `mm_stat`; a process app's child's page-out, or an in-process
+        /// app's heap's.
+        static func real(_ processes: ProcessApps, _ registry: PurgeRegistry) -> Kernel {
+            Kernel(readSwap: { () throws(MemoryPressureError) in try SwapSpace.read() }) { [weak processes, weak registry] app throws(MemoryPressureError) in
+                if let advised = try processes?.compress(app) { return advised }
+                return try registry?.pageOutHeap(of: app)
             }
         }
     }
@@ -50,11 +56,11 @@ package final class Compressor: Sendable {
     private let kernel: Kernel
     private let state = LibraryLock(State())
 
-    init(setting: Compression, processes: ProcessApps, logger: Logger, kernel: Kernel? = nil) {
+    init(setting: Compression, processes: ProcessApps, registry: PurgeRegistry, logger: Logger, kernel: Kernel? = nil) {
         self.setting = setting
         self.processes = processes
         self.logger = logger
-        self.kernel = kernel ?? .real(processes)
+        self.kernel = kernel ?? .real(processes, registry)
         _ = refresh(reporting: false)
     }
 
@@ -102,17 +108,68 @@ package final class Compressor: Sendable {
         let identifier = app.identifier
         guard state.withLock({ $0.compressed.insert(identifier).inserted }) else { return nil }
         do {
-            return try kernel.pageOut(identifier)
+            let advised = try kernel.pageOut(identifier)
+            if advised != nil, processes.running(identifier) == nil {
+                pagedOutOwnMemory.store(true, ordering: .relaxed)
+            }
+            return advised
         } catch {
             logger.warning("compression of \(identifier) failed: \(error)", metadata: ["app": "\(identifier)"])
             return nil
         }
     }
 
+    /// Whether this process's own memory (an in-process app's heap) was paged out: from then on,
+    /// each sample counts what its pages in swap cost.
+    private let pagedOutOwnMemory = Atomic<Bool>(false)
+
     /// `app` moved to `state`: out of suspension, it is no longer counted as compressed (what it
     /// touches comes back, and its next suspension may compress it again).
     func moved(_ app: AppIdentifier, to state: AppState) {
         guard state != .suspended else { return }
         self.state.withLock { _ = $0.compressed.remove(app) }
+    }
+}
+
+extension Compressor: FootprintContributor {
+    /// 0: an in-process app's footprint counts its heap's bytes whole, paged out or not.
+    package func footprintBytes(of identifier: AppIdentifier) -> Int { 0 }
+
+    /// What this process's own pages in swap cost (its `VmSwap` at zram's cost per byte), once an
+    /// in-process app was compressed: the process's resident set no longer shows them, and
+    /// compressed memory is still memory. Nil before (nothing is read).
+    package func totalFootprintBytes() -> Int? {
+        guard pagedOutOwnMemory.load(ordering: .relaxed) else { return nil }
+        let swapped = (try? KernelFile.parse(Self.statusPath) { Self.swappedBytes(inStatus: $0) }) ?? 0
+        return processes.swapCost.memoryCost(ofSwapped: swapped)
+    }
+
+    private static let statusPath: FilePath = "/proc/self/status"
+
+    /// The `VmSwap:` figure of a `/proc/PID/status` text, in bytes (0 without one).
+    static func swappedBytes(inStatus text: Substring) -> Int? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmSwap:") }) else { return 0 }
+        return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
+    }
+}
+
+/// The process apps and the compressor, as one contributor to the monitor's samples.
+final class SystemFootprintContributors: FootprintContributor {
+    private let processes: ProcessApps
+    private let compressor: Compressor
+
+    init(processes: ProcessApps, compressor: Compressor) {
+        self.processes = processes
+        self.compressor = compressor
+    }
+
+    package func footprintBytes(of identifier: AppIdentifier) -> Int {
+        processes.footprintBytes(of: identifier)
+    }
+
+    package func totalFootprintBytes() -> Int? {
+        let children = processes.totalFootprintBytes()
+        guard let own = compressor.totalFootprintBytes() else { return children }
+        return (children ?? 0).addingClamped(own)
     }
 }

@@ -151,17 +151,21 @@ public final class MemorySystem: Sendable {
         }
         self.processes = processes
         registry = PurgeRegistry(account: account, budgetBytes: configuration.budget.totalBytes, processes: processes)
-        monitor = PressureMonitor(configuration: configuration.monitor, account: account, processes: processes)
+        let compressor = Compressor(
+            setting: configuration.compression, processes: processes, registry: registry, logger: configuration.logger,
+            kernel: configuration.compressionKernel
+        )
+        self.compressor = compressor
+        monitor = PressureMonitor(
+            configuration: configuration.monitor, account: account,
+            processes: SystemFootprintContributors(processes: processes, compressor: compressor)
+        )
         stateArchive = try configuration.stateArchiveDirectory.map { directory throws(MemoryPressureError) in
             try StateArchive(directory: directory)
         }
         let terminator = Terminator(registry: registry, processes: processes, journal: journal, logger: configuration.logger)
         backgroundPurge = BackgroundPurge(registry: registry, journal: journal, logger: configuration.logger)
         self.terminator = terminator
-        let compressor = Compressor(
-            setting: configuration.compression, processes: processes, logger: configuration.logger, kernel: configuration.compressionKernel
-        )
-        self.compressor = compressor
         host = SystemAppHost(
             backgroundPurge: backgroundPurge, terminator: terminator, processes: processes, registry: registry, hosted: hosted,
             compressor: compressor

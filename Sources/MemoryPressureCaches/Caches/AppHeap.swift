@@ -245,6 +245,11 @@ extension AppHeap {
         private let accountReference: Unmanaged<FootprintAccount>?
         /// The heap, while it lives: for ``HeapBuffer/heap``. Set once, before the heap is shared.
         package nonisolated(unsafe) weak var heap: AppHeap?
+        /// The live allocations of at least ``prefaultThreshold`` bytes, their sizes by address:
+        /// what a compression pages out (``pageOutLargeAllocations()``). Smaller ones share pages with
+        /// other apps' in the pool arena. Kept on the large path only, which faults its pages in and
+        /// costs microseconds already.
+        private let largeAllocations = LibraryLock<[UInt: Int]>([:])
 
         /// Allocations at least this large have their pages faulted in as they are made, so that the
         /// bytes the account counts are the bytes the process holds. Smaller ones come from pages the
@@ -388,14 +393,32 @@ extension AppHeap {
                     account?.commit(chunk)
                     offset += chunk
                 }
+                largeAllocations.withLock { $0[UInt(bitPattern: base)] = byteCount }
             }
             return base
+        }
+
+        /// Pages the heap's large allocations out to swap (``/MemoryPressureRuntime/PageOut``): with
+        /// a zram swap device, they are kept compressed until touched. Returns the bytes advised.
+        /// The ranges are taken under the lock and advised outside it: one freed meanwhile is
+        /// jemalloc's again, and paging its pages out changes nothing but where they are.
+        package func pageOutLargeAllocations() throws(MemoryPressureError) -> Int {
+            let ranges = largeAllocations.withLock { Array($0) }
+            var advised = 0
+            for (address, byteCount) in ranges {
+                guard let base = UnsafeRawPointer(bitPattern: address) else { continue }
+                advised = advised.addingClamped(try PageOut.pageOut(UnsafeRawBufferPointer(start: base, count: byteCount)))
+            }
+            return advised
         }
 
         /// Frees `byteCount` bytes at `base`, allocated in `ownArena` or, when nil, in the pool, and
         /// uncounts them. The core may be gone once this returns.
         @inline(__always)
         package func free(_ base: UnsafeMutableRawPointer, byteCount: Int, in ownArena: Arena?) {
+            if byteCount >= Self.prefaultThreshold {
+                largeAllocations.withLock { $0[UInt(bitPattern: base)] = nil }
+            }
             if let ownArena {
                 ownArena.deallocateUncached(base, byteCount: byteCount, alignment: Self.alignment)
             } else {

@@ -86,6 +86,13 @@ package final class PurgeRegistry: Sendable {
         }
     }
 
+    /// Pages `app`'s heap's large allocations out to swap (see
+    /// ``AppHeap/Core/pageOutLargeAllocations()``); the bytes advised, or nil when it has no heap.
+    package func pageOutHeap(of app: AppIdentifier) throws(MemoryPressureError) -> Int? {
+        guard let heap = apps.withLock({ $0[app]?.heap }) else { return nil }
+        return try heap.core.pageOutLargeAllocations()
+    }
+
     /// Holds `app`'s heap, now and when it is made again, to at most `bytes` (nil: no limit).
     package func setHardLimit(_ bytes: Int?, for app: AppIdentifier) {
         apps.withLock { apps in
