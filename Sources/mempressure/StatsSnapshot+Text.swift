@@ -90,6 +90,13 @@ extension StatsSnapshot {
             row("some avg10", "\(pressure.some.average10)%")
             row("full avg10", "\(pressure.full.average10)%")
         }
+        if let compression {
+            section("compression (zram)")
+            row("devices", compression.devices.joined(separator: ", "))
+            row("held", "\(bytes(compression.originalBytes)) in \(bytes(compression.memoryUsedBytes)) of memory")
+            row("cost per byte", "\((compression.costRatio * 1000).rounded() / 1000)")
+            row("this process in swap", "\(bytes(compression.processSwappedBytes)), counted at \(bytes(compression.processCompressedBytes))")
+        }
         if !unavailable.isEmpty {
             section("not available here")
             lines += unavailable.map { "  " + $0 }

@@ -101,7 +101,23 @@ struct StatsSnapshot: Encodable {
     /// The PSI file read: the cgroup's own file when it has one, else the system-wide file.
     var pressureSource: String
     var eventSources: [EventSource] = []
+    /// The zram swap that compression pages suspended apps out to, where one is on.
+    var compression: Compression?
     var unavailable: [String] = []
+
+    /// The zram swap devices on, what they hold, and what a byte in swap costs.
+    struct Compression: Encodable {
+        /// The zram swap devices on (`/dev/zram0`).
+        var devices: [String]
+        /// The bytes paged out to them, and the memory they spend holding them.
+        var originalBytes: Int
+        var memoryUsedBytes: Int
+        /// What a byte in swap is counted at (the memory used over the bytes held; 1 while they hold nothing).
+        var costRatio: Double
+        /// This process's bytes in swap (`VmSwap`), and what they are counted at.
+        var processSwappedBytes: Int?
+        var processCompressedBytes: Int?
+    }
 
     static func take() -> StatsSnapshot {
         let pressurePath = PressureStallSampleSource().path
@@ -112,7 +128,25 @@ struct StatsSnapshot: Encodable {
         snapshot.cgroup = snapshot.readCgroup()
         snapshot.pressure = snapshot.attempt { () throws(MemoryPressureError) in try PressureStall.read(from: pressurePath) }
         snapshot.eventSources = KernelEventSourceStatus.probe().map(EventSource.init)
+        snapshot.compression = snapshot.readCompression()
         return snapshot
+    }
+
+    /// The zram swap devices, or the reason compression cannot work here in `unavailable`.
+    private mutating func readCompression() -> Compression? {
+        guard let space = attempt({ () throws(MemoryPressureError) in try SwapSpace.read() }) else { return nil }
+        if let reason = space.unavailableReason {
+            unavailable.append("compression: \(reason)")
+            return nil
+        }
+        let swapped = try? SwapSpace.swappedBytes(ofProcess: "self")
+        return Compression(
+            devices: space.zramDevices.map(\.path),
+            originalBytes: space.zram.values.reduce(0) { $0 + $1.originalBytes },
+            memoryUsedBytes: space.zram.values.reduce(0) { $0 + $1.memoryUsedBytes },
+            costRatio: space.costRatio, processSwappedBytes: swapped,
+            processCompressedBytes: swapped.map { space.memoryCost(ofSwapped: $0) }
+        )
     }
 
     /// The layout, the memory cgroup's figures and the effective limit.

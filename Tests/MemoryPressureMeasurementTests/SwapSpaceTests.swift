@@ -94,3 +94,16 @@ struct AnonymousMappingsTests {
         #expect(mappings.ranges.contains { $0.start <= start && $0.end >= start + UInt(length) })
     }
 }
+
+/// `VmSwap` of `/proc/PID/status`.
+struct ProcessSwapTests {
+    @Test func vmSwapIsReadInKibibytes() {
+        #expect(SwapSpace.swappedBytes(inStatus: "Name:\tpython3\nVmRSS:\t  11776 kB\nVmSwap:\t  210432 kB\n") == 210_432 * 1024)
+        #expect(SwapSpace.swappedBytes(inStatus: "Name:\tinit\n") == 0, "no VmSwap line: no swap support")
+        #expect(SwapSpace.swappedBytes(inStatus: "VmSwap:\tlots kB\n") == nil)
+    }
+
+    @Test func thisProcesssSwapIsRead() throws {
+        #expect(try SwapSpace.swappedBytes(ofProcess: "self") >= 0)
+    }
+}

@@ -32,9 +32,13 @@ struct CompressionKernelTests {
         _ = try Self.zramSwap()
         let holder = try await MemoryHolder.start(mebibytes: Self.mebibytes)
         defer { holder.child.kill() }
+        let clock = ContinuousClock()
+        // The same read with its memory resident: what the page-in adds to.
+        let residentStart = clock.now
+        #expect(try await holder.checksumNow() == holder.checksum)
+        let residentRead = clock.now - residentStart
         try holder.child.freeze()
         let resident = try ProcessMemory.read(pid: holder.child.pid).residentBytes
-        let clock = ContinuousClock()
         let start = clock.now
         let advised = try holder.child.pageOut()
         let pagedOut = clock.now - start
@@ -49,7 +53,7 @@ struct CompressionKernelTests {
         try holder.child.thaw()
         let resumeStart = clock.now
         let checksum = try await holder.checksumNow()
-        print("compression: the child read its \(Self.mebibytes) MiB back in \(clock.now - resumeStart)")
+        print("compression: the child read its \(Self.mebibytes) MiB back in \(clock.now - resumeStart), \(residentRead) when resident")
         #expect(checksum == holder.checksum, "its memory came back as it left it")
     }
 
@@ -133,11 +137,7 @@ struct CompressionKernelTests {
 
     /// `VmSwap` of `/proc/PID/status`, in bytes.
     static func swappedBytes(pid: Int32) throws -> Int {
-        let status = try KernelFile.read(FilePath("/proc/\(pid)/status"))
-        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmSwap:") }),
-            let kibibytes = Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "")
-        else { return 0 }
-        return kibibytes * 1024
+        try SwapSpace.swappedBytes(ofProcess: "\(pid)")
     }
 
     /// The bytes of the pages `buffer` touches that are resident, by `mincore(2)` (from the page

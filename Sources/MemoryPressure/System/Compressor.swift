@@ -1,6 +1,5 @@
 import Logging
 import Synchronization
-import SystemPackage
 import MemoryPressureRuntime
 import MemoryPressureMeasurement
 import MemoryPressureMonitor
@@ -140,16 +139,8 @@ extension Compressor: FootprintContributor {
     /// compressed memory is still memory. Nil before (nothing is read).
     package func totalFootprintBytes() -> Int? {
         guard pagedOutOwnMemory.load(ordering: .relaxed) else { return nil }
-        let swapped = (try? KernelFile.parse(Self.statusPath) { Self.swappedBytes(inStatus: $0) }) ?? 0
+        let swapped = (try? SwapSpace.swappedBytes(ofProcess: "self")) ?? 0
         return processes.swapCost.memoryCost(ofSwapped: swapped)
-    }
-
-    private static let statusPath: FilePath = "/proc/self/status"
-
-    /// The `VmSwap:` figure of a `/proc/PID/status` text, in bytes (0 without one).
-    static func swappedBytes(inStatus text: Substring) -> Int? {
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmSwap:") }) else { return 0 }
-        return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { $0 * 1024 }
     }
 }
 

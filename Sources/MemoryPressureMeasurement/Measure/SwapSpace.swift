@@ -128,6 +128,17 @@ package struct SwapSpace: Sendable, Hashable {
         return devices
     }
 
+    /// The bytes of process `pid` (a number, or `self`) in swap: its `/proc/PID/status`'s `VmSwap`.
+    package static func swappedBytes(ofProcess pid: String) throws(MemoryPressureError) -> Int {
+        try KernelFile.parse(FilePath("/proc/\(pid)/status")) { swappedBytes(inStatus: $0) }
+    }
+
+    /// The `VmSwap:` figure of a `/proc/PID/status` text, in bytes (0 without one: no swap support).
+    package static func swappedBytes(inStatus text: Substring) -> Int? {
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmSwap:") }) else { return 0 }
+        return line.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap { Int($0) }.map { bytes(kibibytes: $0) }
+    }
+
     /// `kibibytes` in bytes, `Int.max` where that overflows.
     private static func bytes(kibibytes: Int) -> Int {
         let (product, overflow) = kibibytes.multipliedReportingOverflow(by: 1024)
