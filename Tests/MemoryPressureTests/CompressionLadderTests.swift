@@ -54,7 +54,7 @@ struct CompressionLadderTests {
     /// at a footprint just over critical; runs `body` with the system running and the footprint set.
     func withThreeSuspendedApps(
         _ fake: FakeKernel, compression: Compression = .automatic, logger: Logger = silentLogger,
-        fractions: [(String, Double)], _ body: (MemorySystem, [App]) async throws -> Void
+        fractions: [(String, Double)], runningInBackground: Set<String> = [], _ body: (MemorySystem, [App]) async throws -> Void
     ) async throws {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, logger: logger)
         configuration.monitor.sources = [fake.source]
@@ -70,9 +70,16 @@ struct CompressionLadderTests {
         for (name, fraction) in fractions {
             let mebibytes = (Int(Double(excess) * fraction) + mebibyte - 1) / mebibyte
             sizes[AppIdentifier.test(name).rawValue] = mebibytes * mebibyte
-            let app = try system.register(.test(name)) { ballastDelegate(mebibytes, registry: registry, journal: journal) }
+            let longTasks = try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))
+            let app = try system.register(.test(name), configuration: longTasks) { ballastDelegate(mebibytes, registry: registry, journal: journal) }
             try await app.launch()
-            #expect(try await app.enterBackground() == .suspended)
+            if runningInBackground.contains(name) {
+                // A background task keeps it running in the background.
+                _ = try app.beginBackgroundTask { _ in }
+                #expect(try await app.enterBackground() == .background)
+            } else {
+                #expect(try await app.enterBackground() == .suspended)
+            }
             apps.append(app)
         }
         try await system.running {
@@ -100,6 +107,21 @@ struct CompressionLadderTests {
             #expect(run.footprintAfterBytes.map { $0 <= system.targetBytes } == true)
             #expect(system.terminations.isEmpty)
             #expect(apps.allSatisfy { $0.state == .suspended }, "no app is terminated, and none is told")
+        }
+    }
+
+    @Test func backgroundAppsAreCompressedOnceNoSuspendedAppIsLeftAndBeforeAnyTermination() async throws {
+        let fake = FakeKernel(zram: true, share: 0.9)
+        try await withThreeSuspendedApps(
+            fake, fractions: [("worker", 0.7), ("frozen", 0.4)], runningInBackground: ["worker"]
+        ) { system, apps in
+            let events = system.events.stream()
+            let run = try #require(await Self.firstCriticalRun(of: system, events))
+            // The suspended app first, though smaller; then the running one.
+            #expect(fake.pagedOut == [AppIdentifier.test("frozen").rawValue, AppIdentifier.test("worker").rawValue])
+            #expect(run.steps.map(\.step).filter { $0 != .purge && $0 != .warning } == [.compressSuspended, .compressBackground])
+            #expect(system.terminations.isEmpty)
+            #expect(apps.map(\.state) == [.background, .suspended])
         }
     }
 
@@ -141,7 +163,9 @@ struct CompressionLadderTests {
         let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test("one")) { IdleDelegate() }
         #expect(compressor.compress(app) != nil)
         #expect(compressor.isCompressed(app.identifier))
-        #expect(compressor.compress(app) == nil, "once per suspension")
+        #expect(compressor.compress(app) == nil, "once per stay in the background")
+        compressor.moved(app.identifier, to: AppState.background)
+        #expect(compressor.isCompressed(app.identifier), "a stay in the background and suspended is one stay")
         compressor.moved(app.identifier, to: AppState.active)
         #expect(!compressor.isCompressed(app.identifier))
         #expect(compressor.compress(app) != nil)

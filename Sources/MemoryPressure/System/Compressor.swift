@@ -16,7 +16,7 @@ import MemoryPressureProcesses
 /// compression is on, and why not when it is off; later ones only when that changed.
 package final class Compressor: Sendable {
     private struct State {
-        /// The apps compressed since they were last suspended: not paged out twice.
+        /// The apps compressed in this stay in the background: not paged out twice.
         var compressed: Set<AppIdentifier> = []
         /// Why compression was last found off (nil: on), as the log last said; nothing said yet
         /// while `reported` is false.
@@ -95,12 +95,12 @@ package final class Compressor: Sendable {
         state.withLock { $0.reason }
     }
 
-    /// Whether `app` was compressed since it was last suspended.
+    /// Whether `app` was compressed in this stay in the background.
     func isCompressed(_ app: AppIdentifier) -> Bool {
         state.withLock { $0.compressed.contains(app) }
     }
 
-    /// Pages `app`'s memory out, once per suspension: its child's, for a process app. Returns the
+    /// Pages `app`'s memory out, once per stay in the background: its child's, for a process app. Returns the
     /// bytes advised, or nil when there was nothing it could page out (an in-process app, a child
     /// that has ended, or a kernel that refuses, said in the log).
     func compress(_ app: App) -> Int? {
@@ -122,10 +122,11 @@ package final class Compressor: Sendable {
     /// each sample counts what its pages in swap cost.
     private let pagedOutOwnMemory = Atomic<Bool>(false)
 
-    /// `app` moved to `state`: out of suspension, it is no longer counted as compressed (what it
-    /// touches comes back, and its next suspension may compress it again).
+    /// `app` moved to `state`: back in the foreground, or terminated, it is no longer counted as
+    /// compressed (what it touches comes back, and its next stay in the background may compress it
+    /// again).
     func moved(_ app: AppIdentifier, to state: AppState) {
-        guard state != .suspended else { return }
+        guard state != .suspended, state != .background else { return }
         self.state.withLock { _ = $0.compressed.remove(app) }
     }
 }

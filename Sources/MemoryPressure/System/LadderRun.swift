@@ -98,6 +98,9 @@ public enum ReclamationStep: String, Hashable, Sendable, CaseIterable, Codable, 
     /// Suspended apps' memory was paged out to compressed swap (zram), largest first, until the
     /// footprint was under target (see ``Compression``).
     case compressSuspended
+    /// Background apps' memory was paged out to compressed swap, largest first, once no suspended
+    /// app was left to compress (see ``Compression``).
+    case compressBackground
     /// Suspended apps were terminated, largest first, until the footprint was under target.
     case terminateSuspended
     /// Background apps were terminated (with `willTerminate`), largest first, once no suspended app

@@ -10,30 +10,48 @@ extension ReclamationLadder {
     /// on this project's machines).
     static let compressionBytesPerRun = 1 << 30
 
-    /// The compression step (``ReclamationStep/compressSuspended``): pages suspended apps' memory
-    /// out, least important band first, largest first, measuring after each, until the footprint is
-    /// under target, every suspended app was compressed, or the run's bound
-    /// (``compressionBytesPerRun``) is reached. Returns the last measurement, taken afresh so that
-    /// the terminations after it are decided by what compression left.
+    /// The compression steps, before any termination: suspended apps first
+    /// (``ReclamationStep/compressSuspended``), then background apps that keep running
+    /// (``ReclamationStep/compressBackground``), each least important band first, largest first,
+    /// measuring after each, until the footprint is under target, every such app was compressed, or
+    /// the run's bound (``compressionBytesPerRun``) is reached. Returns the last measurement, taken
+    /// afresh so that the terminations after it are decided by what compression left.
+    ///
+    /// A suspended app runs no code, so paging its memory out costs it nothing until it comes back.
+    /// A background app that runs pages back in what it touches; what it holds and does not touch
+    /// stays compressed, and it keeps its state, where the next step would terminate it. An app is
+    /// compressed once per stay in the background.
     ///
     /// A process app whose footprint is under 1 % of what is still to be reclaimed is passed over
     /// (see ``isPointless(_:toward:)``). Nothing runs where compression is off (see ``Compression``).
-    func compressSuspended(while footprint: LadderFootprint, into run: inout LadderRun) -> LadderFootprint {
+    func compress(while footprint: LadderFootprint, into run: inout LadderRun) -> LadderFootprint {
         guard footprint.bytes.map({ $0 > target }) ?? true, compressor.refresh() else { return footprint }
+        var footprint = footprint
+        var advised = 0
+        for state in [AppState.suspended, .background] {
+            footprint = compress(state, while: footprint, advised: &advised, into: &run)
+        }
+        return footprint
+    }
+
+    /// One compression step: the apps in `state`, least important band first, largest first.
+    private func compress(
+        _ state: AppState, while footprint: LadderFootprint, advised: inout Int, into run: inout LadderRun
+    ) -> LadderFootprint {
         let clock = ContinuousClock()
         let start = clock.now
+        let before = footprint.bytes
         var footprint = footprint
         var compressed: [AppIdentifier] = []
-        var advised = 0
         for band in AppImportance.allCases {
-            let inBand = apps.apps(in: [.suspended]).filter {
+            let inBand = apps.apps(in: [state]).filter {
                 $0.configuration.importance == band && !compressor.isCompressed($0.identifier)
             }
             var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
             while advised < Self.compressionBytesPerRun, let bytes = footprint.bytes, bytes > target,
                 let candidate = candidates.popLargest()
             {
-                guard candidate.systemState == .suspended,
+                guard candidate.systemState == state,
                     !Self.isPointless(registry.footprint(of: candidate.identifier), toward: bytes - target),
                     let pagedOut = compressor.compress(candidate)
                 else { continue }
@@ -45,9 +63,10 @@ extension ReclamationLadder {
             }
         }
         if !compressed.isEmpty {
-            let released = max(0, (run.footprintBeforeBytes ?? 0) - (footprint.bytes ?? 0))
-            run.steps.append(.init(step: .compressSuspended, duration: clock.now - start, releasedBytes: released, terminated: []))
-            logger.info("compressed \(compressed.count) suspended app(s)", metadata: [
+            let step: ReclamationStep = state == .suspended ? .compressSuspended : .compressBackground
+            let released = max(0, (before ?? 0) - (footprint.bytes ?? 0))
+            run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: released, terminated: []))
+            logger.info("compressed \(compressed.count) \(state) app(s)", metadata: [
                 "apps": "\(compressed.map(\.rawValue))", "advised": "\(advised)",
                 "footprint": "\(footprint.bytes.map(String.init) ?? "unknown")", "target": "\(target)",
             ])

@@ -221,7 +221,7 @@ struct ReclamationLadder {
         }
         var footprint = LadderFootprint(monitor.measure())
         if level == .critical {
-            footprint = compressSuspended(while: footprint, into: &run)
+            footprint = compress(while: footprint, into: &run)
             // The least important band first; within a band, suspended apps before background ones.
             // With every app in one band this is the suspended step, then the background step.
             for band in AppImportance.allCases {
