@@ -226,6 +226,11 @@ struct ReclamationLadder {
                 }
             }
         }
+        if run.steps.contains(where: { !$0.terminated.isEmpty }) {
+            // The terminations were measured with the other children as last read: every running
+            // one is read again now, once for the run.
+            footprint = footprint.confirmed(by: monitor.measure(.changing))
+        }
         if level == .critical { reportProtectedAppsAboveTarget(footprint) }
         run.endTime = clock.now
         lastRunEnd = run.endTime
@@ -337,6 +342,11 @@ struct ReclamationLadder {
     /// re-measuring after each, until the footprint is under target or none is left. Returns the
     /// last measurement.
     ///
+    /// A re-measurement reads the process's own figures and takes the process apps' children as
+    /// last read (``MemorySystem/Configuration/childrenReadAfterEachVictim``): a victim's child
+    /// leaves their sum as it is reaped, with the figure last read of it, and no other child is read
+    /// again; ``climb(to:from:warn:)`` reads the running ones once at the end of the run.
+    ///
     /// `climb` calls it for each band from the least important, and in each for suspended apps, then
     /// background ones. A call that terminates something appends one step to `run`
     /// (``ReclamationStep/terminateSuspended`` or ``ReclamationStep/terminateBackground``), so a run
@@ -375,7 +385,7 @@ struct ReclamationLadder {
             // Measure only once what the app freed is back with the kernel, so that memory its
             // termination already freed never costs a second app.
             try? Jemalloc.purgeAllArenas()
-            footprint = footprint.measuredAgain(monitor.measure(), after: record)
+            footprint = footprint.measuredAgain(monitor.measure(configuration.childrenReadAfterEachVictim), after: record)
         }
         if !terminated.isEmpty {
             run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: returned, terminated: terminated))
@@ -417,5 +427,12 @@ struct LadderFootprint {
             return LadderFootprint(measurement)
         }
         return LadderFootprint(sample: measurement, bytes: min(measured, max(0, before - returned)))
+    }
+
+    /// `measurement`, read afresh at the end of a run, counted at most at this footprint: what the
+    /// run's terminations were not counted as returning stays uncounted.
+    func confirmed(by measurement: MemorySample) -> LadderFootprint {
+        guard let measured = measurement.footprintBytes, let counted = bytes else { return LadderFootprint(measurement) }
+        return LadderFootprint(sample: measurement, bytes: min(measured, counted))
     }
 }
