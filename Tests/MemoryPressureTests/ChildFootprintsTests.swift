@@ -69,6 +69,11 @@ struct ChildFootprintsTests {
         #expect(children[1].reads == 1, "its app's figure is the one read as it was frozen")
         // The reference reads it again, kept or not.
         #expect(footprints.totalBytes(reading: .everything) == 24 * mebibyte)
+        // Frozen again (what changes a frozen child's memory does so), it is read again and kept so.
+        children[1].bytes = 5 * mebibyte
+        footprints.freeze(.test("child-1"))
+        #expect(footprints.totalBytes(reading: .changing) == 9 * mebibyte)
+        #expect(children[1].reads == 3)
         // Thawed, it is read on every sample again.
         footprints.thaw(.test("child-1"))
         children[1].bytes = 7 * mebibyte

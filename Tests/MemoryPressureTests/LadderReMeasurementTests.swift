@@ -75,7 +75,7 @@ struct LadderReMeasurementTests {
         let events = system.events.stream()
         let run = try await system.running {
             source.set(residentBytes: resident, stall: nil)
-            let run = await events.first { $0.runUnderTarget != nil }
+            let run = await events.first(within: generousDeadline) { $0.runUnderTarget != nil }
             // The ladder done with a later sample: nothing more is terminated.
             #expect(await system.ladderHasHandledASampleAtTheTimeNow())
             return run
@@ -135,7 +135,7 @@ extension ChildProcessTests.ProcessAppTests {
         let events = system.events.stream()
         try await system.running {
             source.set(residentBytes: resident, stall: nil)
-            #expect(await events.first { $0.runUnderTarget != nil } != nil, "the ladder brought the footprint under target")
+            #expect(await events.first(within: generousDeadline) { $0.runUnderTarget != nil } != nil, "the ladder brought the footprint under target")
             #expect(await system.ladderHasHandledASampleAtTheTimeNow())
         }
         let records = system.terminations

@@ -79,7 +79,8 @@ package final class ChildFootprints: Sendable {
     }
 
     /// `identifier`'s child is frozen: read now, and counted at that figure, unread, until it is
-    /// thawed.
+    /// thawed. Whatever changes a frozen child's memory (its pages paged out to compressed swap)
+    /// calls this again, which reads it again.
     package func freeze(_ identifier: AppIdentifier) {
         guard let child = table.withLock({ $0.children[identifier] }) else { return }
         _ = reading(child)
