@@ -429,8 +429,9 @@ struct LadderFootprint {
         return LadderFootprint(sample: measurement, bytes: min(measured, max(0, before - returned)))
     }
 
-    /// `measurement`, read afresh at the end of a run, counted at most at this footprint: what the
-    /// run's terminations were not counted as returning stays uncounted.
+    /// `measurement`, taken at the end of a run with every running child read again, counted at most
+    /// at this footprint: a measurement that has not yet seen the victims' memory go never undoes
+    /// what ``measuredAgain(_:after:)`` counted them as returning.
     func confirmed(by measurement: MemorySample) -> LadderFootprint {
         guard let measured = measurement.footprintBytes, let counted = bytes else { return LadderFootprint(measurement) }
         return LadderFootprint(sample: measurement, bytes: min(measured, counted))
