@@ -111,11 +111,11 @@ struct CompressionKernelTests {
         let checksums = buffers.map { $0.withUnsafeBytes { Self.checksum($0) } }
         #expect(try await app.enterBackground() == .suspended)
         let resident = try buffers.reduce(0) { total, buffer in try total + buffer.withUnsafeBytes { try Self.residentBytes(of: $0) } }
-        #expect(system.compressor.totalFootprintBytes() == nil, "nothing of this process's own paged out yet")
+        #expect(system.compressor.totalFootprintBytes(reading: .changing) == nil, "nothing of this process's own paged out yet")
         let advised = try #require(system.compressor.compress(app))
         let after = try buffers.reduce(0) { total, buffer in try total + buffer.withUnsafeBytes { try Self.residentBytes(of: $0) } }
         _ = system.compressor.refresh(reporting: false)
-        let counted = try #require(system.compressor.totalFootprintBytes(), "once paged out, each sample counts it")
+        let counted = try #require(system.compressor.totalFootprintBytes(reading: .changing), "once paged out, each sample counts it")
         let swapped = try Self.swappedBytes(pid: getpid())
         print("compression: an in-process app's \(ByteCount(resident)) heap: advised \(ByteCount(advised)), \(ByteCount(after)) resident after, this process's \(ByteCount(swapped)) in swap counted at \(ByteCount(counted))")
         #expect(advised >= (Self.mebibytes << 20) * 99 / 100, "every whole page of the buffers")

@@ -19,6 +19,9 @@ let processBackgroundPerApp = BenchmarkMetric.custom(
 )
 let sampleWithoutChildren = BenchmarkMetric.custom("sample, no process app (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let sampleWithChildren = BenchmarkMetric.custom("sample, every process app frozen (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+let sampleTenthRunning = BenchmarkMetric.custom(
+    "sample, a tenth of the process apps running, the rest frozen (ns)", polarity: .prefersSmaller, useScalingFactor: false
+)
 let samplePerChild = BenchmarkMetric.custom("sample cost per process app (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let terminateP50 = BenchmarkMetric.custom("terminate suspended process app p50 (ns)", polarity: .prefersSmaller, useScalingFactor: false)
 let terminateP90 = BenchmarkMetric.custom("terminate suspended process app p90 (ns)", polarity: .prefersSmaller, useScalingFactor: false)
@@ -33,7 +36,7 @@ func processAppBenchmarks() {
             "Scale-process-apps:\(count)",
             configuration: RunMode.current.configuration(
                 timed: [
-                    processLaunchPerApp, processBackgroundPerApp, sampleWithoutChildren, sampleWithChildren, samplePerChild,
+                    processLaunchPerApp, processBackgroundPerApp, sampleWithoutChildren, sampleTenthRunning, sampleWithChildren, samplePerChild,
                     terminateP50, terminateP90, ladderPerVictim, threadsAbove,
                 ],
                 counted: [childrenReaped],
@@ -50,6 +53,7 @@ func processAppBenchmarks() {
             benchmark.measurement(processLaunchPerApp, figures.launchPerApp)
             benchmark.measurement(processBackgroundPerApp, figures.backgroundPerApp)
             benchmark.measurement(sampleWithoutChildren, figures.sampleWithout)
+            benchmark.measurement(sampleTenthRunning, figures.sampleTenthRunning)
             benchmark.measurement(sampleWithChildren, figures.sampleFrozen)
             benchmark.measurement(samplePerChild, figures.samplePerApp)
             benchmark.measurement(terminateP50, figures.terminateP50)
@@ -65,20 +69,21 @@ func processAppBenchmarks() {
 /// `count` process apps through their lifecycle, and what each step costs.
 ///
 /// One system, sampled every 20 ms (the benchmark configuration) from a scripted source, so that a
-/// sample's own cost is that of reading the children's footprints (the sampler reads every running
-/// child's each sample) over a fixed base: the p50 of `MemorySample.samplingDuration`, from the
-/// samples `system.monitor.events` publishes, with no process app, with `count` running and with
-/// `count` frozen. Each app is registered and launched with the monitor stopped (its child started
-/// in cgroups of its own where the machine allows), then, the system running, sent to the
-/// background, where it is suspended and frozen. The first half are terminated one by one with
+/// sample's own cost is that of reading the children's footprints over a fixed base: the p50 of
+/// `MemorySample.samplingDuration`, from the samples `system.monitor.events` publishes, with no
+/// process app, with `count` running, with a tenth of them running and the rest frozen, and with
+/// `count` frozen (a frozen child is read once, as it is frozen; a running one on every sample).
+/// Each app is registered and launched with the monitor stopped (its child started in cgroups of
+/// its own where the machine allows), then, the system running, sent to the background, where it
+/// is suspended and frozen. The first half are terminated one by one with
 /// `terminate(reason: .systemPressure)`, timed from the call to its return (the child killed and
-/// reaped), a quarter with the monitor stopped and a quarter with it running (a sample holds the
-/// children's table while it reads them); then the scripted footprint is raised over
-/// critical with a target the ladder cannot reach, and the ladder terminates the other half, one
-/// victim at a time: its per-victim time is its `terminateSuspended` steps' duration over their
-/// victims (`system.ladderRuns`). Threads are counted before, every millisecond meanwhile, and after.
-/// Last, every child must be reaped (no zombie, none alive), every cgroup made for them removed,
-/// and the exit watch's thread (`mp-child-exits`) gone.
+/// reaped), a quarter with the monitor stopped and a quarter with it running; then the scripted
+/// footprint is raised over critical with a target the ladder cannot reach, and the ladder
+/// terminates the other half, one victim at a time: its per-victim time is its
+/// `terminateSuspended` steps' duration over their victims (`system.ladderRuns`). Threads are
+/// counted before, every millisecond meanwhile, and after. Last, every child must be reaped (no
+/// zombie, none alive), every cgroup made for them removed, and the exit watch's thread
+/// (`mp-child-exits`) gone.
 struct ProcessAppFigures: CustomStringConvertible {
     var launchPerApp = 0
     var launchP90 = 0
@@ -86,6 +91,7 @@ struct ProcessAppFigures: CustomStringConvertible {
     var returnedInBackground = 0
     var sampleWithout = 0
     var sampleRunning = 0
+    var sampleTenthRunning = 0
     var sampleFrozen = 0
     var samplePerApp = 0
     var terminateP50 = 0
@@ -106,7 +112,8 @@ struct ProcessAppFigures: CustomStringConvertible {
         """
         process apps: launch \(launchPerApp) ns per app (p90 \(launchP90)), to suspended \(backgroundPerApp) ns per app \
         (\(returnedInBackground) returned in the background); \
-        sample p50 \(sampleWithout) ns with none, \(sampleRunning) ns running, \(sampleFrozen) ns frozen: \
+        sample p50 \(sampleWithout) ns with none, \(sampleRunning) ns running, \(sampleTenthRunning) ns with a tenth running, \
+        \(sampleFrozen) ns frozen: \
         \(samplePerApp) ns per process app; terminate p50 \(terminateP50) ns, p90 \(terminateP90) ns with the monitor stopped, \
         p50 \(terminateRunningP50) ns, p90 \(terminateRunningP90) ns with it running; \
         ladder \(ladderPerVictim) ns per victim over \(ladderVictims); threads \(threadsBefore) before, \
@@ -166,28 +173,21 @@ struct ProcessAppFigures: CustomStringConvertible {
         figures.threadsRunning = processThreadCount()
         figures.sampleRunning = try await durations.median(of: samples, expectingProcessApps: true)
 
-        // To the background: each suspended, and so frozen. `enterBackground` may return while
-        // the app is still in the background (the system still running some of its code); it is
-        // suspended a moment later.
+        // To the background: each suspended, and so frozen, all but a tenth first, timed together
+        // with the rest. `enterBackground` may return while the app is still in the background
+        // (the system still running some of its code); it is suspended a moment later.
         var start = clock.now
+        var backgroundTime = Duration.zero
         var returnedInBackground = 0
-        for app in apps {
-            switch try await app.enterBackground() {
-            case .suspended: break
-            case .background: returnedInBackground += 1
-            case let state: throw BenchmarkFailure("\(app.identifier) went to \(state), not to the background")
-            }
+        for part in [apps[..<(count - count / 10)], apps[(count - count / 10)...]] {
+            returnedInBackground += try await suspend(part, in: system)
+            backgroundTime += clock.now - start
+            guard part.startIndex == 0 else { break }
+            figures.sampleTenthRunning = try await durations.median(of: samples, expectingProcessApps: true)
+            start = clock.now
         }
-        let suspendedBy = clock.now + .seconds(60)
-        while apps.contains(where: { $0.state != .suspended }), clock.now < suspendedBy {
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        figures.backgroundPerApp = (clock.now - start).wholeNanoseconds / count
+        figures.backgroundPerApp = backgroundTime.wholeNanoseconds / count
         figures.returnedInBackground = returnedInBackground
-        guard apps.allSatisfy({ $0.state == .suspended }) else { throw BenchmarkFailure("not every process app was suspended") }
-        guard apps.allSatisfy({ system.process(of: $0.identifier)?.isFrozen == true }) else {
-            throw BenchmarkFailure("not every process app's child is frozen")
-        }
         figures.sampleFrozen = try await durations.median(of: samples, expectingProcessApps: true)
         figures.memory = durations.lastProcessAppBytes
         figures.samplePerApp = max(0, figures.sampleFrozen - figures.sampleWithout) / count
@@ -247,6 +247,29 @@ struct ProcessAppFigures: CustomStringConvertible {
         figures.threadsAfter = processThreadCount()
         withExtendedLifetime(system) {}
         return figures
+    }
+
+    /// Sends `apps` to the background and waits until each is suspended with its child frozen;
+    /// returns how many `enterBackground` calls returned `.background`.
+    private static func suspend(_ apps: ArraySlice<App>, in system: MemorySystem) async throws -> Int {
+        var returnedInBackground = 0
+        for app in apps {
+            switch try await app.enterBackground() {
+            case .suspended: break
+            case .background: returnedInBackground += 1
+            case let state: throw BenchmarkFailure("\(app.identifier) went to \(state), not to the background")
+            }
+        }
+        let clock = ContinuousClock()
+        let suspendedBy = clock.now + .seconds(60)
+        while apps.contains(where: { $0.state != .suspended }), clock.now < suspendedBy {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        guard apps.allSatisfy({ $0.state == .suspended }) else { throw BenchmarkFailure("not every process app was suspended") }
+        guard apps.allSatisfy({ system.process(of: $0.identifier)?.isFrozen == true }) else {
+            throw BenchmarkFailure("not every process app's child is frozen")
+        }
+        return returnedInBackground
     }
 }
 

@@ -121,6 +121,8 @@ package final class Compressor: Sendable {
     /// Whether this process's own memory (an in-process app's heap) was paged out: from then on,
     /// each sample counts what its pages in swap cost.
     private let pagedOutOwnMemory = Atomic<Bool>(false)
+    /// What this process's own pages in swap cost, as last read.
+    private let ownCompressedBytes = Atomic<Int>(0)
 
     /// `app` moved to `state`: back in the foreground, or terminated, it is no longer counted as
     /// compressed (what it touches comes back, and its next stay in the background may compress it
@@ -137,11 +139,15 @@ extension Compressor: FootprintContributor {
 
     /// What this process's own pages in swap cost (its `VmSwap` at zram's cost per byte), once an
     /// in-process app was compressed: the process's resident set no longer shows them, and
-    /// compressed memory is still memory. Nil before (nothing is read).
-    package func totalFootprintBytes() -> Int? {
+    /// compressed memory is still memory. Nil before (nothing is read); as last read for
+    /// ``/MemoryPressureMonitor/ContributionReading/nothing``.
+    package func totalFootprintBytes(reading: ContributionReading) -> Int? {
         guard pagedOutOwnMemory.load(ordering: .relaxed) else { return nil }
-        let swapped = (try? SwapSpace.swappedBytes(ofProcess: "self")) ?? 0
-        return processes.swapCost.memoryCost(ofSwapped: swapped)
+        if reading != .nothing {
+            let swapped = (try? SwapSpace.swappedBytes(ofProcess: "self")) ?? 0
+            ownCompressedBytes.store(processes.swapCost.memoryCost(ofSwapped: swapped), ordering: .relaxed)
+        }
+        return ownCompressedBytes.load(ordering: .relaxed)
     }
 }
 
@@ -159,9 +165,9 @@ final class SystemFootprintContributors: FootprintContributor {
         processes.footprintBytes(of: identifier)
     }
 
-    package func totalFootprintBytes() -> Int? {
-        let children = processes.totalFootprintBytes()
-        guard let own = compressor.totalFootprintBytes() else { return children }
+    package func totalFootprintBytes(reading: ContributionReading) -> Int? {
+        let children = processes.totalFootprintBytes(reading: reading)
+        guard let own = compressor.totalFootprintBytes(reading: reading) else { return children }
         return (children ?? 0).addingClamped(own)
     }
 }

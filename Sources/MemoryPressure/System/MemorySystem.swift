@@ -446,6 +446,10 @@ extension MemorySystem {
         public var compression: Compression = .automatic
         /// Where the system logs level changes, purges and terminations.
         public var logger: Logger
+        /// What the ladder reads again of the process apps' children after each termination:
+        /// nothing, by default (the others as last read; the victim's figure leaves the sum with
+        /// it), or every child, as the ladder once did: the reference a test holds the default to.
+        package var childrenReadAfterEachVictim: ContributionReading = .nothing
 
         /// The defaults, judged against `budget`.
         ///

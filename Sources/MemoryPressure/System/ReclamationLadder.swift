@@ -224,11 +224,25 @@ struct ReclamationLadder {
             footprint = compress(while: footprint, into: &run)
             // The least important band first; within a band, suspended apps before background ones.
             // With every app in one band this is the suspended step, then the background step.
+            var passedOver: [App]? = []
             for band in AppImportance.allCases {
                 for state in [AppState.suspended, .background] {
-                    footprint = await terminate(state, in: band, while: footprint, into: &run)
+                    let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band && !$0.configuration.isProtected }
+                    footprint = await terminate(inBand, in: state, while: footprint, passingOver: &passedOver, into: &run)
                 }
             }
+            // The process apps passed over, each holding too little to count, come last: together
+            // they may.
+            var lastResort: [App]? = nil
+            for state in [AppState.suspended, .background] {
+                let left = passedOver?.filter { $0.systemState == state } ?? []
+                footprint = await terminate(left, in: state, while: footprint, passingOver: &lastResort, into: &run)
+            }
+        }
+        if run.steps.contains(where: { !$0.terminated.isEmpty }) {
+            // The terminations were measured with the other children as last read: every running
+            // one is read again now, once for the run.
+            footprint = footprint.confirmed(by: monitor.measure(.changing))
         }
         if level == .critical { reportProtectedAppsAboveTarget(footprint) }
         run.endTime = clock.now
@@ -337,9 +351,18 @@ struct ReclamationLadder {
         run.steps.append(.init(step: .warning, duration: .now - start, releasedBytes: 0, terminated: []))
     }
 
-    /// Terminates the apps of importance `band` in `state`, largest first, one at a time,
+    /// Terminates `apps` (those of one importance band in `state`), largest first, one at a time,
     /// re-measuring after each, until the footprint is under target or none is left. Returns the
     /// last measurement.
+    ///
+    /// With `passedOver` given, a process app under 1 % of what is still to be reclaimed
+    /// (``isPointless(_:toward:)``) is not terminated but added to it: `climb` terminates those
+    /// last, once every band and state was tried, since together they may count.
+    ///
+    /// A re-measurement reads the process's own figures and takes the process apps' children as
+    /// last read (``MemorySystem/Configuration/childrenReadAfterEachVictim``): a victim's child
+    /// leaves their sum as it is reaped, with the figure last read of it, and no other child is read
+    /// again; ``climb(to:from:warn:)`` reads the running ones once at the end of the run.
     ///
     /// `climb` calls it for each band from the least important, and in each for suspended apps, then
     /// background ones. A call that terminates something appends one step to `run`
@@ -358,7 +381,8 @@ struct ReclamationLadder {
     /// band, that band's call has k = n, O(k + v log k) as before bands existed; each other band's
     /// call lists the apps and ranks none, O(n), and none runs once the footprint is under target.
     private func terminate(
-        _ state: AppState, in band: AppImportance, while footprint: LadderFootprint, into run: inout LadderRun
+        _ apps: [App], in state: AppState, while footprint: LadderFootprint, passingOver passedOver: inout [App]?,
+        into run: inout LadderRun
     ) async -> LadderFootprint {
         guard footprint.bytes.map({ $0 > target }) ?? true else { return footprint }
         let clock = ContinuousClock()
@@ -367,11 +391,14 @@ struct ReclamationLadder {
         var footprint = footprint
         var terminated: [AppIdentifier] = []
         var returned = 0
-        let inBand = apps.apps(in: [state]).filter { $0.configuration.importance == band && !$0.configuration.isProtected }
-        var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
+        var candidates = VictimHeap(apps) { registry.footprint(of: $0.identifier).totalBytes }
         while !Task.isCancelled, footprint.bytes.map({ $0 > target }) ?? true, let victim = candidates.popLargest() {
-            // A process app under 1 % of what is still to reclaim frees nothing that counts.
-            if let bytes = footprint.bytes, Self.isPointless(registry.footprint(of: victim.identifier), toward: bytes - target) {
+            // A process app under 1 % of what is still to reclaim frees nothing that counts: it is
+            // passed over while the rest of the ladder may free what does.
+            if passedOver != nil, let bytes = footprint.bytes,
+                Self.isPointless(registry.footprint(of: victim.identifier), toward: bytes - target)
+            {
+                passedOver?.append(victim)
                 continue
             }
             let decision = footprint.decision(for: target)
@@ -383,7 +410,7 @@ struct ReclamationLadder {
             // Measure only once what the app freed is back with the kernel, so that memory its
             // termination already freed never costs a second app.
             try? Jemalloc.purgeAllArenas()
-            footprint = footprint.measuredAgain(monitor.measure(), after: record)
+            footprint = footprint.measuredAgain(monitor.measure(configuration.childrenReadAfterEachVictim), after: record)
         }
         if !terminated.isEmpty {
             run.steps.append(.init(step: step, duration: clock.now - start, releasedBytes: returned, terminated: terminated))
@@ -444,5 +471,13 @@ struct LadderFootprint {
                 footprintBytes: $0, targetBytes: target, runFootprintBytes: runBytes ?? $0, earlierReturnedBytes: returnedBytes
             )
         }
+    }
+
+    /// `measurement`, taken at the end of a run with every running child read again, counted at most
+    /// at this footprint: a measurement that has not yet seen the victims' memory go never undoes
+    /// what ``measuredAgain(_:after:)`` counted them as returning.
+    func confirmed(by measurement: MemorySample) -> LadderFootprint {
+        guard let measured = measurement.footprintBytes, let counted = bytes else { return LadderFootprint(measurement) }
+        return LadderFootprint(sample: measurement, bytes: min(measured, counted), runBytes: runBytes, returnedBytes: returnedBytes)
     }
 }

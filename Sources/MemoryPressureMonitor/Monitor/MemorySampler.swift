@@ -55,6 +55,12 @@ import MemoryPressureMeasurement
 
     /// Reads every source `depth` covers, timestamped `time`.
     @_spi(Benchmarks) public func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
+        sample(depth, at: time, contributions: .changing)
+    }
+
+    /// Reads every source `depth` covers, timestamped `time`, and what `contributions` says of the
+    /// process apps' children.
+    package func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant, contributions: ContributionReading) -> MemorySample {
         var sample = MemorySample(time: time)
         let heaps = account?.snapshot()
         let retired = bookkeeping.withLock { $0.retired }
@@ -79,7 +85,7 @@ import MemoryPressureMeasurement
                 }
             }
         }
-        sample.processAppBytes = processes?.totalFootprintBytes()
+        sample.processAppBytes = processes?.totalFootprintBytes(reading: contributions)
         let (firstFailures, judges, excess) = bookkeeping.withLock { bookkeeping in
             var first: [(name: String, error: any Error)] = []
             for failure in failures {

@@ -256,11 +256,12 @@ public final class PressureMonitor: Sendable {
         }
     }
 
-    /// Reads the sources now, on the calling thread, through the monitor's own sampler; publishes
-    /// nothing. A cheap reading that finds no footprint falls back to a full one.
-    package func measure() -> MemorySample {
-        let sample = sampler.sample(.cheap, at: configuration.clock.now)
-        return sample.footprintBytes == nil ? sampler.sample(.full, at: configuration.clock.now) : sample
+    /// Reads the sources now, on the calling thread, through the monitor's own sampler, with what
+    /// `contributions` says of the process apps' children (by default, as a sample reads them);
+    /// publishes nothing. A cheap reading that finds no footprint falls back to a full one.
+    package func measure(_ contributions: ContributionReading = .changing) -> MemorySample {
+        let sample = sampler.sample(.cheap, at: configuration.clock.now, contributions: contributions)
+        return sample.footprintBytes == nil ? sampler.sample(.full, at: configuration.clock.now, contributions: contributions) : sample
     }
 
     /// Reads the sources `depth` covers at `time` (the configured clock's time now, by default),

@@ -4,7 +4,8 @@ public struct ProcessAppStatus: Hashable, Sendable, CustomStringConvertible {
     /// Its process id (and process group id).
     public var pid: Int32
     /// Its footprint now: its own memory cgroup's working set, or its resident set corrected by its
-    /// proportional set.
+    /// proportional set. While it is frozen, the figure read as it was frozen (it cannot change its
+    /// memory then).
     public var footprintBytes: Int
     /// Whether it is frozen (its app is suspended).
     public var isFrozen: Bool

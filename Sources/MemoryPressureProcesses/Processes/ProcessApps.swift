@@ -20,7 +20,8 @@ import MemoryPressureLifecycle
 /// (``terminated(_:)``); the exit watch turns a child that ends by itself into a termination.
 ///
 /// The lock guards the tables only. Kernel calls on a child (freezing, signals, the kill, reading
-/// its footprint) are made outside it.
+/// its footprint) are made outside it. The children's footprints are kept in ``footprints``, whose
+/// lock is taken inside this one as a child starts or ends, so that the two tables agree.
 package final class ProcessApps: FootprintContributor {
     /// What a process app runs, registered once.
     private struct Registration: Sendable {
@@ -34,11 +35,6 @@ package final class ProcessApps: FootprintContributor {
         package let child: ChildProcess
         package let channel: ClientChannel?
         let pressureWatch: PressureWatchFIFO?
-        /// What the child's bytes in swap cost in memory: counted in its footprint.
-        private let swapCost: SwapCost
-        /// The child's footprint at the last reading that found it: what it held, once it has
-        /// ended (a child that exits on `SIGTERM` ends before its termination is recorded).
-        private let lastFootprintBytes = Atomic<Int>(0)
         /// Whether this child's launch grace was given (once per child, so once per launch).
         private let launchGraceGiven = Atomic<Bool>(false)
 
@@ -47,45 +43,36 @@ package final class ProcessApps: FootprintContributor {
             !launchGraceGiven.exchange(true, ordering: .relaxed)
         }
 
-        package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?, swapCost: SwapCost) {
+        package init(child: ChildProcess, channel: ClientChannel?, pressureWatch: PressureWatchFIFO?) {
             self.child = child
             self.channel = channel
             self.pressureWatch = pressureWatch
-            self.swapCost = swapCost
-        }
-
-        /// The child's footprint now, its bytes in swap counted at what they cost in memory
-        /// (compressed memory is still memory); nil once it has ended.
-        var currentFootprintBytes: Int? {
-            guard let footprint = try? child.footprint() else { return nil }
-            let bytes = footprint.bytes.addingClamped(swapCost.memoryCost(ofSwapped: footprint.swappedBytes))
-            lastFootprintBytes.store(bytes, ordering: .relaxed)
-            return bytes
-        }
-
-        /// The child's footprint now, or at the last reading while it ran once it has ended: what
-        /// its app is charged with.
-        package var footprintBytes: Int {
-            currentFootprintBytes ?? lastFootprintBytes.load(ordering: .relaxed)
         }
     }
 
     private struct State {
         var registrations: [AppIdentifier: Registration] = [:]
-        /// The running children, by app. Changed only through ``setRunning(_:for:)``.
+        /// The running children, by app. Changed only through ``setRunning(_:for:in:)``.
         private(set) var running: [AppIdentifier: Running] = [:]
-        /// The same children as a list that a sample takes with a retain (no copy, no allocation)
-        /// and reads outside the lock.
-        private(set) var runningList: [Running] = []
 
-        /// Sets (or, with nil, removes) `identifier`'s running child; returns the one it replaces.
+        /// Sets (or, with nil, removes) `identifier`'s running child, and counts its footprint in
+        /// `footprints` in place of whatever counted for `identifier` there (with nil, nothing
+        /// does any more); returns the child it replaces.
         @discardableResult
-        mutating func setRunning(_ child: Running?, for identifier: AppIdentifier) -> Running? {
+        mutating func setRunning(_ child: Running?, for identifier: AppIdentifier, in footprints: ChildFootprints) -> Running? {
             let previous = running[identifier]
             running[identifier] = child
             if previous != nil || child != nil {
                 running.shrinkIfSparse()
-                runningList = Array(running.values)
+            }
+            if let child = child?.child {
+                // Its bytes in swap count at what they cost in memory: compressed memory is still memory.
+                let swapCost = footprints.swapCost
+                footprints.track(identifier) {
+                    (try? child.footprint()).map { $0.bytes.addingClamped(swapCost.memoryCost(ofSwapped: $0.swappedBytes)) }
+                }
+            } else {
+                footprints.remove(identifier)
             }
             return previous
         }
@@ -98,6 +85,8 @@ package final class ProcessApps: FootprintContributor {
     }
 
     private let state = LibraryLock(State())
+    /// Every child's footprint, kept as the children start, freeze, thaw and end.
+    package let footprints = ChildFootprints()
     private let exitWatch: ProcessExitWatch
     /// Whether it was said that protected apps cannot have -1000 here.
     private let protectedScoreFloorReported = Atomic<Bool>(false)
@@ -108,7 +97,7 @@ package final class ProcessApps: FootprintContributor {
     /// How long a memory warning waits for a client child's answer.
     package let warningTimeout: Duration
     /// What a child's bytes in swap cost in memory, as the system last read its swap devices.
-    package let swapCost = SwapCost()
+    package var swapCost: SwapCost { footprints.swapCost }
     /// Ends `app` at once for `reason`: its child ended by itself.
     private let endApp: @Sendable (AppIdentifier, TerminationReason) -> Void
 
@@ -168,7 +157,7 @@ package final class ProcessApps: FootprintContributor {
         guard let running = running(identifier) else { return nil }
         let child = running.child
         return ProcessAppStatus(
-            pid: child.pid, footprintBytes: running.footprintBytes, isFrozen: child.isFrozen,
+            pid: child.pid, footprintBytes: footprints.bytes(of: identifier) ?? 0, isFrozen: child.isFrozen,
             freezeMechanism: child.freezeMechanism, controlGroups: child.controlGroupDirectories.map(\.string)
         )
     }
@@ -247,11 +236,12 @@ package final class ProcessApps: FootprintContributor {
         } catch {
             logger.warning("process app's oom_score_adj not set", metadata: ["app": "\(identifier)", "error": "\(error)"])
         }
-        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch, swapCost: swapCost)
+        let running = Running(child: child, channel: channel, pressureWatch: pressureWatch)
+        let footprints = footprints
         let replaced = state.withLock { state in
             state.terminating.remove(identifier)
             state.exits[identifier] = nil
-            return state.setRunning(running, for: identifier)
+            return state.setRunning(running, for: identifier, in: footprints)
         }
         if let replaced { stop(replaced) }
         exitWatch.watch(child) { [weak self] termination in self?.ended(identifier, child: child, termination) }
@@ -270,12 +260,13 @@ package final class ProcessApps: FootprintContributor {
     /// A child that ended by itself: recorded, and its app ended, unless its termination has begun.
     private func ended(_ identifier: AppIdentifier, child: ChildProcess, _ termination: ChildTermination) {
         let exit = ProcessExit(termination)
+        let footprints = footprints
         let news = state.withLock { state -> Bool in
             guard state.running[identifier]?.child === child else { return false }
             state.exits[identifier] = exit
             state.lastEndings[identifier] = (exit, Self.wallClockSeconds())
             guard !state.terminating.contains(identifier) else { return false }
-            state.setRunning(nil, for: identifier)
+            state.setRunning(nil, for: identifier, in: footprints)
             return true
         }
         guard news else { return }
@@ -296,6 +287,7 @@ package final class ProcessApps: FootprintContributor {
         do {
             if previous == .suspended, next != .notRunning {
                 try child.thaw()
+                footprints.thaw(identifier)
             }
             // A protected app's score, set at its start, is the same in every state.
             if next != .notRunning, !configuration.isProtected {
@@ -303,6 +295,8 @@ package final class ProcessApps: FootprintContributor {
             }
             if next == .suspended {
                 try child.freeze()
+                // It cannot change its memory now: read once, counted so until it is thawed.
+                footprints.freeze(identifier)
             }
         } catch {
             logger.warning("process app's process did not follow its state", metadata: [
@@ -334,21 +328,22 @@ package final class ProcessApps: FootprintContributor {
     /// Notes that `identifier`'s termination has begun: its child's exit from now on is that
     /// termination's.
     func beginTerminating(_ identifier: AppIdentifier) {
-        let running = state.withLock { state in
-            state.terminating.insert(identifier)
-            return state.running[identifier]
+        state.withLock { state in
+            _ = state.terminating.insert(identifier)
         }
-        // Read now, while it runs: its record gives what it held.
-        _ = running?.footprintBytes
+        // Read now, while it runs: its record gives what it held (a child that exits on `SIGTERM`
+        // ends before its termination is recorded), and the ladder subtracts it.
+        _ = footprints.bytes(of: identifier)
     }
 
     /// Kills `identifier`'s child as its app is terminated: `SIGKILL` through its pidfd,
     /// `process_mrelease`, reaped, its cgroups removed; its exit kept for the record, and the
     /// states it saved and no call read yet kept for its next launch.
     package func terminated(_ identifier: AppIdentifier) {
+        let footprints = footprints
         let running = state.withLock { state in
             state.terminating.remove(identifier)
-            return state.setRunning(nil, for: identifier)
+            return state.setRunning(nil, for: identifier, in: footprints)
         }
         guard let running else { return }
         let exit = stop(running)
@@ -411,23 +406,23 @@ package final class ProcessApps: FootprintContributor {
     ///   refuses the page-out here.
     package func compress(_ identifier: AppIdentifier) throws(MemoryPressureError) -> Int? {
         guard let running = running(identifier) else { return nil }
-        return try running.child.pageOut()
+        let advised = try running.child.pageOut()
+        // A frozen child is counted as last read: what it holds changed.
+        footprints.readAgain(identifier)
+        return advised
     }
 
     /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
-    /// PSS; 0 when it runs none.
+    /// PSS; as read when it was frozen, while it is; 0 when it runs none.
     package func footprintBytes(of identifier: AppIdentifier) -> Int {
-        running(identifier)?.footprintBytes ?? 0
+        footprints.bytes(of: identifier) ?? 0
     }
 
-    /// The footprints of every running child, for a sample; nil when there is none. The files are
-    /// read outside the lock (about 20 µs a child through its cgroup), so launches, state changes
-    /// and terminations never wait behind a sample.
-    package func totalFootprintBytes() -> Int? {
-        let children = state.withLock { $0.runningList }
-        guard !children.isEmpty else { return nil }
-        return children.reduce(0) { total, running in
-            total.addingClamped(running.currentFootprintBytes ?? 0)
-        }
+    /// The footprints of every child, for a sample (the running ones read now, the frozen ones as
+    /// read when they were frozen) or as `reading` says; nil when there is none. The files are read
+    /// outside the lock (about 20 µs a child through its cgroup), so launches, state changes and
+    /// terminations never wait behind a sample.
+    package func totalFootprintBytes(reading: ContributionReading) -> Int? {
+        footprints.totalBytes(reading: reading)
     }
 }
