@@ -1,6 +1,7 @@
 import Foundation
 import MemoryPressure
 @testable import mempressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 
@@ -180,7 +181,7 @@ struct SuperviseDaemonTests {
 
     /// A supervisor killed with SIGKILL leaves no child: running, running in the background or
     /// frozen, each dies with it (the library's parent-death signal and guardian).
-    @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() throws {
+    @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
@@ -191,7 +192,7 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         try supervisor.waitForError(containing: "supervising 3 apps")
         var apps: [String: AppStatus] = [:]
-        _ = try poll {
+        _ = try await poll(within: .seconds(60)) {
             apps = try Self.status(supervisor)
             return apps["thumbs"]?.frozen == true && apps.values.allSatisfy { $0.pid != nil }
         }
@@ -201,7 +202,7 @@ struct SuperviseDaemonTests {
         #expect(kill(supervisor.pid, SIGKILL) == 0)
         _ = supervisor.waitForExit()
         let alive = { pids.filter { !Self.isGone($0) && !Self.isZombie($0) } }
-        #expect(poll { alive().isEmpty }, "left alive: \(alive())")
+        #expect(await poll(within: .seconds(60)) { alive().isEmpty }, "left alive: \(alive())")
     }
 
     /// Whether `pid` is a zombie: dead, waiting for a reaper (a dead supervisor's children are
@@ -252,7 +253,7 @@ struct SuperviseDaemonTests {
 
     /// With `logs`, each app's output goes to DIR/NAME.log, never to standard output; after the
     /// file is renamed, `ctl reopen-logs` makes a new one.
-    @Test func outputGoesToAFilePerAppReopenedOnRequest() throws {
+    @Test func outputGoesToAFilePerAppReopenedOnRequest() async throws {
         let logs = try SuperviseTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: logs) }
         let supervisor = try SuperviseTool.Supervisor(apps: """
@@ -262,13 +263,13 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         let file = "\(logs)/ticker.log"
         func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        func wait(for path: String) -> Bool {
-            poll(within: .seconds(10)) { contents(path).contains("tick\noops\n") }
+        func wait(for path: String) async -> Bool {
+            await poll(within: .seconds(10)) { contents(path).contains("tick\noops\n") }
         }
-        #expect(wait(for: file), "\(contents(file))")
+        #expect(await wait(for: file), "\(contents(file))")
         #expect(rename(file, file + ".1") == 0)
         #expect(try supervisor.ctl("reopen-logs").status == 0)
-        #expect(wait(for: file), "a new file after reopen-logs")
+        #expect(await wait(for: file), "a new file after reopen-logs")
         #expect(try supervisor.ctl("quit").status == 0)
         #expect(supervisor.waitForExit() == 0)
         #expect(supervisor.standardOutput.isEmpty && !supervisor.standardError.contains("oops"))
