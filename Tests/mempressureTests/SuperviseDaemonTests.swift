@@ -276,7 +276,7 @@ struct SuperviseDaemonTests {
     }
 
     /// `--metrics 127.0.0.1:0` serves Prometheus text; a bad address is one line and exit 2.
-    @Test func metricsAreServedAsPrometheusText() throws {
+    @Test func metricsAreServedAsPrometheusText() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" },
                        { "name": "b", "command": ["sh", "-c", "exit 3"], "inBackground": "run" }] }
@@ -284,7 +284,14 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         let log = try supervisor.waitForError(containing: "app b terminated")
         let address = try #require(log.firstMatch(of: /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/).flatMap { UInt16($0.1) })
-        let text = try Self.get("/metrics", port: address)
+        // The apps launch at once: b can end before a's launch is done, and a's footprint is
+        // published with the next sample.
+        var text = ""
+        #expect(try await poll(within: .seconds(30)) {
+            text = try Self.get("/metrics", port: address)
+            return text.contains(#"memory_pressure_app_state{app="a",state="active"} 1"#)
+                && !text.contains(#"memory_pressure_app_footprint_bytes{app="a"} 0"#)
+        }, "\(text)")
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(text)")
         let body = String(text[try #require(text.range(of: "\r\n\r\n")).upperBound...])
         var samples: [String: Double] = [:]
