@@ -18,9 +18,8 @@ import Testing
 /// shortest failing prefix that replays.
 ///
 /// A run allocates and frees steadily for seconds, which moves the process's resident bytes: it
-/// never runs beside the tests that measure them. It measures none itself (the model and the apps
-/// must agree, whatever the memory), so it may run beside other tests that only move memory.
-@Suite(.timeLimit(.minutes(5)), .memoryChurn)
+/// runs alone among the tests that measure them.
+@Suite(.timeLimit(.minutes(5)), .exclusiveMemoryUse)
 struct LifecycleModelTests {
     static let seeds: [UInt64] = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
     static let stepsPerSeed = 10_000
