@@ -281,7 +281,7 @@ let package = Package(
         ),
         .testTarget(
             name: "mempressureTests",
-            dependencies: ["mempressure", "MemoryPressureSimulation", "MemoryPressure", "MemoryTestSupport"]
+            dependencies: ["mempressure", "MemoryPressureSimulation", "MemoryPressure", "MemoryPressureTestKit", "MemoryTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -150,6 +150,25 @@ import Testing
         #expect(!machine.isTerminating)
     }
 
+    @Test func aTerminationIsOneObjectFromItsDecisionToTheNextLaunch() throws {
+        var machine = makeMachine()
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        #expect(machine.latestTermination == nil)
+        _ = try machine.terminate(reason: .explicit, from: [.active])
+        let decided = try #require(machine.latestTermination)
+        // After willTerminate: the termination that ends the app is the one decided.
+        _ = machine.terminateNow(reason: .explicit, generation: 0)
+        #expect(machine.latestTermination == decided)
+        #expect(machine.takePendingRelease() == decided)
+        #expect(machine.latestTermination == decided, "kept for calls that join it until the next launch")
+        _ = try machine.launch(options: LaunchOptions(), now: now)
+        #expect(machine.latestTermination == nil)
+        // One the lifecycle decides by itself (a process's exit) is made as it ends the app.
+        _ = machine.endAtOnce(reason: .explicit)
+        let ended = try #require(machine.latestTermination)
+        #expect(ended != decided)
+    }
+
     @Test func terminatingASuspendedAppEndsItAtOnce() throws {
         var machine = try suspendedMachine()
         let actions = try machine.terminate(reason: .explicit, from: [.inactive, .active, .background, .suspended])
@@ -163,6 +182,7 @@ import Testing
         #expect(machine.state == .notRunning)
         #expect(machine.generation == 1)
         #expect(machine.terminationReason == .explicit)
+        let termination = try #require(machine.latestTermination)
 
         // A relaunch asked for before the release was queued lets go of the last launch first.
         let relaunch = try machine.launch(options: LaunchOptions(), now: now)
@@ -170,20 +190,21 @@ import Testing
             Issue.record("no steps: \(relaunch)")
             return
         }
-        #expect(steps.first == .releaseAfterTermination)
+        #expect(steps.first == .releaseAfterTermination(termination))
         #expect(machine.launchOptions.previousTermination == .explicit)
         #expect(machine.terminationReason == nil)
         let releaseTaken = machine.takePendingRelease()
-        #expect(!releaseTaken)
+        #expect(releaseTaken == nil)
     }
 
     @Test func aTerminationReleasesItsObjectsOnceWhenNoRelaunchTookThem() throws {
         var machine = try suspendedMachine()
         _ = try machine.terminate(reason: .systemPressure, from: [.suspended])
         let releaseTaken = machine.takePendingRelease()
-        #expect(releaseTaken)
+        #expect(releaseTaken != nil)
+        #expect(releaseTaken == machine.latestTermination)
         let releaseTakenAgain = machine.takePendingRelease()
-        #expect(!releaseTakenAgain)
+        #expect(releaseTakenAgain == nil)
         let relaunch = try machine.launch(options: LaunchOptions(), now: now)
         #expect(relaunch.last == .run(
             [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching), .callback(.didBecomeActive)], generation: 1

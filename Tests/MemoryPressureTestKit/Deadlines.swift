@@ -17,7 +17,7 @@ public func withDeadline<Value: Sendable>(_ limit: Duration, _ operation: @escap
         group.addTask {
             // The bound, not a wait: cancelled as soon as `operation` returns, it runs out only in
             // a test that is broken or hung.
-            try? await Task.sleep(for: limit)
+            _ = await poll(every: limit, within: limit) { false }
             return nil
         }
         defer { group.cancelAll() }
@@ -27,12 +27,26 @@ public func withDeadline<Value: Sendable>(_ limit: Duration, _ operation: @escap
 
 /// Whether `condition` holds, looking every 10 ms for at most `limit`.
 public func eventually(within limit: Duration = generousDeadline, _ condition: () -> Bool) async -> Bool {
+    await poll(within: limit, until: condition)
+}
+
+/// Looks at `condition` every `interval` until it holds, `limit` passes or the task is cancelled,
+/// and returns whether it held.
+///
+/// The test kits' one wait on real time, for three uses: what the condition reads announces
+/// nothing (a kernel file, another process's state, another object's state), so it is looked at
+/// again after a while; a count the kernel keeps is sampled (``PeakThreadCount``); and a wait on
+/// something that does announce itself is bounded (``withDeadline(_:_:)``). No test asserts
+/// anything of how long it takes.
+public func poll(
+    every interval: Duration = .milliseconds(10), within limit: Duration = generousDeadline, until condition: () throws -> Bool
+) async rethrows -> Bool {
     let deadline = ContinuousClock.now + limit
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        // What the condition reads announces nothing (a kernel file, another object's state), so
-        // it is looked at again every 10 ms; no test asserts anything of how long this takes.
-        try? await Task.sleep(for: .milliseconds(10))
+    while try !condition() {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero, !Task.isCancelled else { return false }
+        // Real time is what passes here: a fixed sleep, cut short by the task's cancellation.
+        try? await Task.sleep(for: min(interval, left))
     }
     return true
 }

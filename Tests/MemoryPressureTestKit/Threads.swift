@@ -26,12 +26,12 @@ public final class PeakThreadCount: Sendable {
     /// Starts watching.
     public init() {
         let task = Task.detached { [self] in
-            while !Task.isCancelled {
+            // The kernel's count of threads is the subject and nothing announces a thread's start:
+            // it is sampled, every millisecond, until the watch is stopped (or an hour has passed).
+            _ = await poll(every: .milliseconds(1), within: .seconds(3_600)) {
                 let count = processThreadCount()
                 peak.withLock { $0 = max($0, count) }
-                // The kernel's count of threads is the subject and nothing announces a thread's
-                // start: it is sampled, every millisecond.
-                try? await Task.sleep(for: .milliseconds(1))
+                return false
             }
         }
         watcher.withLock { $0 = task }

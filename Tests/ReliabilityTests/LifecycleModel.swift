@@ -132,7 +132,7 @@ struct LifecycleModel {
                     // The harness's background time (an hour) never runs out in a run.
                     break
                 case .queueRelease:
-                    if machine.takePendingRelease() { recording.events.append(.released(app: machine.app)) }
+                    if machine.takePendingRelease() != nil { recording.events.append(.released(app: machine.app)) }
                 }
             }
         }

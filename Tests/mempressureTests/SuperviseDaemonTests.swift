@@ -1,6 +1,7 @@
 import Foundation
 import MemoryPressure
 @testable import mempressure
+import MemoryPressureTestKit
 import MemoryTestSupport
 import Testing
 
@@ -180,7 +181,7 @@ struct SuperviseDaemonTests {
 
     /// A supervisor killed with SIGKILL leaves no child: running, running in the background or
     /// frozen, each dies with it (the library's parent-death signal and guardian).
-    @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() throws {
+    @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
@@ -191,7 +192,7 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         try supervisor.waitForError(containing: "supervising 3 apps")
         var apps: [String: AppStatus] = [:]
-        _ = try poll {
+        _ = try await poll(within: .seconds(60)) {
             apps = try Self.status(supervisor)
             return apps["thumbs"]?.frozen == true && apps.values.allSatisfy { $0.pid != nil }
         }
@@ -201,7 +202,7 @@ struct SuperviseDaemonTests {
         #expect(kill(supervisor.pid, SIGKILL) == 0)
         _ = supervisor.waitForExit()
         let alive = { pids.filter { !Self.isGone($0) && !Self.isZombie($0) } }
-        #expect(poll { alive().isEmpty }, "left alive: \(alive())")
+        #expect(await poll(within: .seconds(60)) { alive().isEmpty }, "left alive: \(alive())")
     }
 
     /// Whether `pid` is a zombie: dead, waiting for a reaper (a dead supervisor's children are
@@ -257,7 +258,7 @@ struct SuperviseDaemonTests {
 
     /// With `logs`, each app's output goes to DIR/NAME.log, never to standard output; after the
     /// file is renamed, `ctl reopen-logs` makes a new one.
-    @Test func outputGoesToAFilePerAppReopenedOnRequest() throws {
+    @Test func outputGoesToAFilePerAppReopenedOnRequest() async throws {
         let logs = try SuperviseTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: logs) }
         let supervisor = try SuperviseTool.Supervisor(apps: """
@@ -267,20 +268,20 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         let file = "\(logs)/ticker.log"
         func contents(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        func wait(for path: String) -> Bool {
-            poll(within: .seconds(10)) { contents(path).contains("tick\noops\n") }
+        func wait(for path: String) async -> Bool {
+            await poll(within: .seconds(10)) { contents(path).contains("tick\noops\n") }
         }
-        #expect(wait(for: file), "\(contents(file))")
+        #expect(await wait(for: file), "\(contents(file))")
         #expect(rename(file, file + ".1") == 0)
         #expect(try supervisor.ctl("reopen-logs").status == 0)
-        #expect(wait(for: file), "a new file after reopen-logs")
+        #expect(await wait(for: file), "a new file after reopen-logs")
         #expect(try supervisor.ctl("quit").status == 0)
         #expect(supervisor.waitForExit() == 0)
         #expect(supervisor.standardOutput.isEmpty && !supervisor.standardError.contains("oops"))
     }
 
     /// `--metrics 127.0.0.1:0` serves Prometheus text; a bad address is one line and exit 2.
-    @Test func metricsAreServedAsPrometheusText() throws {
+    @Test func metricsAreServedAsPrometheusText() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" },
                        { "name": "b", "command": ["sh", "-c", "exit 3"], "inBackground": "run" }] }
@@ -288,7 +289,14 @@ struct SuperviseDaemonTests {
         defer { supervisor.stop() }
         let log = try supervisor.waitForError(containing: "app b terminated")
         let address = try #require(log.firstMatch(of: /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/).flatMap { UInt16($0.1) })
-        let text = try Self.get("/metrics", port: address)
+        // The apps launch at once: b can end before a's launch is done, and a's footprint is
+        // published with the next sample.
+        var text = ""
+        #expect(try await poll(within: .seconds(30)) {
+            text = try Self.get("/metrics", port: address)
+            return text.contains(#"memory_pressure_app_state{app="a",state="active"} 1"#)
+                && !text.contains(#"memory_pressure_app_footprint_bytes{app="a"} 0"#)
+        }, "\(text)")
         #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(text)")
         let body = String(text[try #require(text.range(of: "\r\n\r\n")).upperBound...])
         var samples: [String: Double] = [:]

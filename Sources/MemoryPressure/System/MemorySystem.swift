@@ -29,7 +29,8 @@ import MemoryPressureProcesses
 // (`SystemAppHost`: the state index, limits, the Terminator's heap closing and record), then to the
 // public observers; then a terminated app's release. The only nesting starts at an app's record lock, taken first; under it,
 // briefly: its notification registry's (and under that, to queue a resumed app's steps, the run-loop
-// pool's), the deadline timers', the run-loop pool's, a completion's. Every other lock is taken alone.
+// pool's), the deadline timers', the run-loop pool's, a completion's, a termination's part (the
+// Terminator's book, kept as the termination is decided). Every other lock is taken alone.
 //
 // Concurrency: sixteen mechanisms, in four groups, each for a reason.
 // Shared state:

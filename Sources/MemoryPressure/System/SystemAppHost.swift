@@ -44,13 +44,13 @@ final class SystemAppHost: AppHost {
         }
     }
 
-    func appTerminated(_ app: App, reason: TerminationReason, from state: AppState) {
+    func appTerminated(_ app: App, _ termination: AppTermination, reason: TerminationReason, from state: AppState) {
         // The app's footprint is noted before its process is killed.
-        terminator.beginDraining(app.identifier, reason: reason, state: state)
+        terminator.beginDraining(app.identifier, termination, reason: reason, state: state)
         processes.terminated(app.identifier)
     }
 
-    func appReleased(_ app: App) {
-        terminator.finish(app.identifier)
+    func appReleased(_ app: App, _ termination: AppTermination) {
+        terminator.finish(app.identifier, termination)
     }
 }

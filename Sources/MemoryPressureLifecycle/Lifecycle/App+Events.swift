@@ -31,15 +31,16 @@ extension App {
         return result
     }
 
-    /// Adds `event` to the events delivered once the record's lock is released. Called under it.
-    package nonisolated func report(_ event: LifecycleEvent, in record: inout LifecycleRecord) {
-        if events != nil || host != nil { record.outbox.add(.event(event)) }
+    /// Adds `event`, with the termination it tells of if any, to the events delivered once the
+    /// record's lock is released. Called under it.
+    package nonisolated func report(_ event: LifecycleEvent, of termination: AppTermination? = nil, in record: inout LifecycleRecord) {
+        if events != nil || host != nil { record.outbox.add(.event(event, of: termination)) }
     }
 
-    /// Reports `event`, delivered in order after every event the app decided before it. Called
-    /// with no lock held.
-    package nonisolated func report(_ event: LifecycleEvent) {
-        withRecord { record in report(event, in: &record) }
+    /// Reports `event`, with the termination it tells of if any, delivered in order after every
+    /// event the app decided before it. Called with no lock held.
+    package nonisolated func report(_ event: LifecycleEvent, of termination: AppTermination? = nil) {
+        withRecord { record in report(event, of: termination, in: &record) }
     }
 
     /// Returns once every event the app has decided so far is delivered.
@@ -57,8 +58,8 @@ extension App {
             let (entry, satisfied) = record.withLock { $0.outbox.next(afterDelivering: hasDelivered) }
             for completion in satisfied { completion.resolve(()) }
             switch entry {
-            case .event(let event):
-                tellHost(event)
+            case .event(let event, let termination):
+                tellHost(event, of: termination)
                 events?.emit(event)
             case .release: queueReleaseIfPending()
             // Released as this turn of the loop ends, with no lock held.
@@ -70,14 +71,16 @@ extension App {
         }
     }
 
-    /// Tells the host of the moves, the termination and the release `event` reports.
-    private nonisolated func tellHost(_ event: LifecycleEvent) {
+    /// Tells the host of the moves, the termination and the release `event` reports; `termination`
+    /// is the one a `terminated` or `released` event tells of.
+    private nonisolated func tellHost(_ event: LifecycleEvent, of termination: AppTermination?) {
         guard let host else { return }
         callOut {
             switch event {
             case .stateChanged(_, let previous, let state): host.app(self, movedFrom: previous, to: state)
-            case .terminated(_, let reason, let state): host.appTerminated(self, reason: reason, from: state)
-            case .released: host.appReleased(self)
+            case .terminated(_, let reason, let state):
+                termination.map { host.appTerminated(self, $0, reason: reason, from: state) }
+            case .released: termination.map { host.appReleased(self, $0) }
             case .callback, .delivered, .restorationFailed: break
             }
         }
@@ -91,8 +94,8 @@ extension App {
     /// last termination's release).
     private nonisolated func queueReleaseIfPending() {
         record.withLock { record in
-            guard record.machine.takePendingRelease() else { return }
-            enqueue { app in app.releaseAfterTermination() }
+            guard let termination = record.machine.takePendingRelease() else { return }
+            enqueue { app in app.releaseAfterTermination(termination) }
         }
     }
 }

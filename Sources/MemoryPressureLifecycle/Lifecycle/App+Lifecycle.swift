@@ -6,7 +6,7 @@
 //
 // The lock order: the record's lock first; under it, briefly, the notification registry's (and,
 // under that, the run-loop pool's, as a return queues the held notifications), the deadline
-// timers', the run-loop pool's and a completion's. None of those is held while the record's lock
+// timers', the run-loop pool's, a completion's and a termination's part (`AppTermination`). None of those is held while the record's lock
 // is taken.
 
 extension App {
@@ -27,7 +27,10 @@ extension App {
             case .publishStates(let word):
                 publishedStates.store(word, ordering: .releasing)
             case .report(let event):
-                report(event, in: &record)
+                // A `terminated` event tells of the termination the machine has just ended.
+                var termination: AppTermination?
+                if case .terminated = event { termination = record.machine.latestTermination }
+                report(event, of: termination, in: &record)
             case .run(let steps, let generation):
                 schedule(steps, generation: generation, completion: completion, in: &record)
             case .openNotifications:

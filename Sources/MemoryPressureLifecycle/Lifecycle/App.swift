@@ -303,23 +303,51 @@ public actor App {
     ///   the app is not running or suspended, or is already being terminated.
     @discardableResult
     public nonisolated func terminate(reason: TerminationReason) async throws(MemoryPressureError) -> AppState {
-        try await terminate(reason: reason, from: [.inactive, .active, .background, .suspended])
-    }
-
-    /// Terminates the app for `reason` only if it is in one of `states` now, checked and carried out
-    /// under the app's lock: the system terminates an app for pressure only in the state it chose
-    /// it in, however the calls interleave.
-    @discardableResult
-    package nonisolated func terminate(reason: TerminationReason, from states: [AppState]) async throws(MemoryPressureError) -> AppState {
+        let termination = try beginTermination(reason: reason, from: [.inactive, .active, .background, .suspended])
+        await end(of: termination)
         // What the termination did is `notRunning`, whatever a relaunch has done since: the state
         // read after the wait could already be the next launch's.
-        _ = try await transition { machine throws(MemoryPressureError) in try machine.terminate(reason: reason, from: states) }
+        return .notRunning
+    }
+
+    /// Asks the lifecycle to terminate the app for `reason`, only if it is in one of `states` now,
+    /// checked and carried out under the app's lock (the system terminates an app for pressure only
+    /// in the state it chose it in, however the calls interleave), and returns the termination it
+    /// decided, for ``end(of:)``. `part`, when given, is the host's part of the termination
+    /// (``AppTermination/part(orMake:)``), kept before anything of the termination is delivered.
+    ///
+    /// - Throws: As ``terminate(reason:)``: the app is not in one of `states`, or is terminating.
+    package nonisolated func beginTermination(
+        reason: TerminationReason, from states: [AppState], recordingIn part: (any AnyObject & Sendable)? = nil
+    ) throws(MemoryPressureError) -> AppTermination {
+        try withRecord { record throws(MemoryPressureError) in
+            let actions = try record.machine.terminate(reason: reason, from: states)
+            // Made by the machine just now: under way, or (a suspended app's) ended already.
+            guard let termination = record.machine.latestTermination else { preconditionFailure("a termination decided and not kept") }
+            part.map(termination.keep)
+            carryOut(actions, on: &record, completion: termination.callbacksEnded)
+            return termination
+        }
+    }
+
+    /// Returns once `termination`, begun by ``beginTermination(reason:from:recordingIn:)``, has
+    /// ended the app and its run loop has let go of the app's view controllers and per-launch
+    /// delegate, so the memory only they held is free; or once the termination deadline has passed
+    /// again after `willTerminate` (a run loop still blocked by an overrunning callback lets go
+    /// later).
+    package nonisolated func end(of termination: AppTermination) async {
+        _ = await termination.callbacksEnded.value
         // The release is queued once the system has heard of the termination; then the run loop
         // lets go of the app's objects, and the system hears of that too.
         await eventsDelivered()
         await drained(within: configuration.terminationDeadline)
         await eventsDelivered()
-        return .notRunning
+    }
+
+    /// The termination under way (`willTerminate` queued or running) or, while the app does not
+    /// run, its last one: what a call that finds the app being terminated joins.
+    package nonisolated var latestTermination: AppTermination? {
+        withRecord { $0.machine.latestTermination }
     }
 
     /// Removes the app from its system for good: from then on every transition throws. Checked
@@ -376,8 +404,8 @@ public actor App {
                 terminateNow(reason: reason, generation: generation)
             case .makeDelegate:
                 if delegate == nil, let makeDelegate { delegate = callOut(makeDelegate) }
-            case .releaseAfterTermination:
-                releaseAfterTermination()
+            case .releaseAfterTermination(let termination):
+                releaseAfterTermination(termination)
             case .runExpirationHandlers:
                 runExpirationHandlers(generation: generation)
             }
@@ -475,15 +503,15 @@ public actor App {
         update { $0.endAtOnce(reason: reason) }
     }
 
-    /// Releases what the terminated app held: its view controllers and, when it makes a delegate
-    /// for each launch, its delegate.
-    func releaseAfterTermination() {
+    /// Releases what the app held as `termination` ended it: its view controllers and, when it
+    /// makes a delegate for each launch, its delegate.
+    func releaseAfterTermination(_ termination: AppTermination) {
         rootViewController = nil
         if makeDelegate != nil { delegate = nil }
         // What the app's objects freed sits in this thread's cache until flushed: give it back, so
         // the memory the termination freed is really free when the system measures.
         try? Jemalloc.flushThreadCache()
-        report(.released(app: identifier))
+        report(.released(app: identifier), of: termination)
     }
 
     /// Returns once everything posted to the app's run loop before this call has run (after a

@@ -19,11 +19,11 @@ package protocol AppHost: AnyObject, Sendable {
     /// The app moved from `previous` to `state`.
     func app(_ app: App, movedFrom previous: AppState, to state: AppState)
 
-    /// The app was terminated from `state` for `reason`; its run loop has not let go of anything
-    /// yet.
-    func appTerminated(_ app: App, reason: TerminationReason, from state: AppState)
+    /// `termination` has ended the app, from `state`, for `reason`; its run loop has not let go of
+    /// anything yet.
+    func appTerminated(_ app: App, _ termination: AppTermination, reason: TerminationReason, from state: AppState)
 
-    /// The terminated app's run loop has let go of its view controllers and, when it makes a
-    /// delegate for each launch, of its delegate.
-    func appReleased(_ app: App)
+    /// The app's run loop has let go of what it held as `termination` ended it: its view
+    /// controllers and, when it makes a delegate for each launch, its delegate.
+    func appReleased(_ app: App, _ termination: AppTermination)
 }

@@ -38,8 +38,9 @@ package enum LifecycleStep: Sendable, Equatable {
     case suspendIfIdle
     /// Finish a termination after `willTerminate`.
     case terminate(TerminationReason)
-    /// Let go of what the last launch held, before a relaunch asked for ahead of that release.
-    case releaseAfterTermination
+    /// Let go of what the last launch held, before a relaunch asked for ahead of that release: the
+    /// end of this termination.
+    case releaseAfterTermination(AppTermination)
     /// Run the open background tasks' expiration handlers: the stay's background time is nearly
     /// out.
     case runExpirationHandlers
@@ -84,7 +85,9 @@ struct EventOutbox {
     /// change under the lock dropped (a terminated app's expiration handlers and observers), to be
     /// released with no lock held after the observers' `onRemove` (their streams' ends) are called.
     package enum Entry {
-        case event(LifecycleEvent)
+        /// An event, with the termination it tells of (a `terminated` or `released` event's) for
+        /// the host.
+        case event(LifecycleEvent, of: AppTermination? = nil)
         case release
         case drop([any Sendable], onRemove: [@Sendable () -> Void])
         /// A transition that queued no step is done: its completion resolves with the state then.

@@ -60,17 +60,26 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
     /// state, stay in the background, tasks and holds) does not exist when it does not run, and
     /// why it was last terminated does not exist while it runs.
     private enum Phase {
-        /// Not running: why the app was last terminated (nil before its first launch), and whether
-        /// that termination's release of the app's view controllers and per-launch delegate is yet
-        /// to be queued on the run loop: by the owner once the `terminated` event is delivered (the
-        /// system's bookkeeping measures the app before anything is let go), or by a relaunch asked
-        /// for first, ahead of its own steps.
-        case notRunning(lastTermination: TerminationReason?, releasePending: Bool)
-        /// Removed from its system for good: it accepts no transition. Whether the last
-        /// termination's release is yet to be queued, as for ``notRunning(lastTermination:releasePending:)``.
-        case unregistered(releasePending: Bool)
+        /// Not running: the last termination (nil before the first launch).
+        case notRunning(LastTermination?)
+        /// Removed from its system for good: it accepts no transition. The last termination, as
+        /// for ``notRunning(_:)``: its release may still be pending.
+        case unregistered(LastTermination?)
         /// Inactive, active, in the background or suspended.
         case running(Running)
+    }
+
+    /// What a stopped app keeps of its last termination until it launches again.
+    private struct LastTermination {
+        /// Why the app was terminated.
+        var reason: TerminationReason
+        /// The termination, which calls that join it find until the next launch.
+        var termination: AppTermination
+        /// Whether its release of the app's view controllers and per-launch delegate is yet to be
+        /// queued on the run loop: by the owner once the `terminated` event is delivered (the
+        /// system's bookkeeping measures the app before anything is let go), or by a relaunch asked
+        /// for first, ahead of its own steps.
+        var releasePending: Bool
     }
 
     /// What a running app has.
@@ -87,8 +96,8 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
         var callbackDeadline: CallbackDeadline?
         /// This stay in the background or suspended; nil in the foreground.
         var stay: BackgroundStay?
-        /// `willTerminate` is queued or running.
-        var isTerminating = false
+        /// The termination under way: `willTerminate` is queued or running.
+        var termination: AppTermination?
         /// The `didEnterBackground` calls queued or running (the app can be brought back and sent
         /// to the background again before the first has run): the app must not suspend before the
         /// last returns.
@@ -139,7 +148,7 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
     /// itself (a process app's `ProcessAppOptions.BackgroundMode.run`).
     package let keepsRunningInBackground: Bool
 
-    private var phase = Phase.notRunning(lastTermination: nil, releasePending: false)
+    private var phase = Phase.notRunning(nil)
     /// Incremented at each termination: run-loop work of an earlier generation does nothing.
     private(set) var generation = 0
     /// The next background task's number.
@@ -170,15 +179,23 @@ package struct LifecycleStateMachine<ExpirationHandler: Sendable> {
     /// Whether a timer ends this stay's background time.
     var isBackgroundExpiryArmed: Bool { running?.stay?.isExpiryArmed ?? false }
     /// `willTerminate` is queued or running.
-    package var isTerminating: Bool { running?.isTerminating ?? false }
+    package var isTerminating: Bool { running?.termination != nil }
+    /// The termination under way (`willTerminate` queued or running) or, while the app does not
+    /// run, the last one; nil while it runs with none under way, and before its first launch.
+    package var latestTermination: AppTermination? {
+        switch phase {
+        case .running(let running): running.termination
+        case .notRunning(let last), .unregistered(let last): last?.termination
+        }
+    }
     /// The `didEnterBackground` calls queued or running.
     var backgroundEntriesUnderWay: Int { running?.backgroundEntriesUnderWay ?? 0 }
     /// The open background tasks' expiration handlers.
     var backgroundTasks: [BackgroundTaskIdentifier: ExpirationHandler] { running?.backgroundTasks ?? [:] }
     /// Why the app was last terminated, until it launches again.
     var terminationReason: TerminationReason? {
-        guard case .notRunning(let lastTermination, _) = phase else { return nil }
-        return lastTermination
+        guard case .notRunning(let last) = phase else { return nil }
+        return last?.reason
     }
 
     /// ``state`` and ``callbackState`` in one word, as ``Action/publishStates(_:)`` publishes them.
@@ -204,14 +221,15 @@ extension LifecycleStateMachine {
     /// the launch callbacks. A release left by the last termination goes first.
     package mutating func launch(options: LaunchOptions, now: ContinuousClock.Instant) throws(MemoryPressureError) -> [Action] {
         try validate(.launch, accepted: [.notRunning])
-        guard case .notRunning(let lastTermination, let releasePending) = phase else { return [] }
+        guard case .notRunning(let last) = phase else { return [] }
         var options = options
-        options.previousTermination = lastTermination
+        options.previousTermination = last?.reason
         launchOptions = options
         var actions: [Action] = [.openNotifications]
         actions += move(to: .inactive)
         // The last launch lets go of what it held before this one makes its delegate.
-        var steps: [LifecycleStep] = releasePending ? [.releaseAfterTermination] : []
+        var steps: [LifecycleStep] = []
+        if let last, last.releasePending { steps.append(.releaseAfterTermination(last.termination)) }
         steps += [.makeDelegate, .callback(.willFinishLaunching), .callback(.didFinishLaunching)]
         if options.reason.launchesInBackground {
             let (moved, entry) = enterBackgroundSteps(now: now)
@@ -278,14 +296,15 @@ extension LifecycleStateMachine {
     }
 
     /// Terminates for `reason` if the app is in one of `states`: a running app gets
-    /// `willTerminate` first, a suspended one ends at once.
+    /// `willTerminate` first, a suspended one ends at once. The termination decided is made here
+    /// (``latestTermination``).
     package mutating func terminate(reason: TerminationReason, from states: [AppState]) throws(MemoryPressureError) -> [Action] {
         try validate(.terminate, accepted: states)
         let generation = generation
         guard state != .suspended else {
             return end(reason: reason) + [.run([], generation: generation)]
         }
-        updateRunning { $0.isTerminating = true }
+        updateRunning { $0.termination = AppTermination() }
         return [.run([.callback(.willTerminate), .terminate(reason)], generation: generation)]
     }
 }
@@ -377,25 +396,29 @@ extension LifecycleStateMachine {
         return end(reason: reason)
     }
 
-    /// Takes the release a termination left pending, for the owner to queue: true once.
-    mutating func takePendingRelease() -> Bool {
+    /// Takes the release a termination left pending, for the owner to queue: the termination
+    /// released, once.
+    mutating func takePendingRelease() -> AppTermination? {
         switch phase {
-        case .notRunning(let lastTermination, releasePending: true):
-            phase = .notRunning(lastTermination: lastTermination, releasePending: false)
-        case .unregistered(releasePending: true):
-            phase = .unregistered(releasePending: false)
+        case .notRunning(var last?) where last.releasePending:
+            last.releasePending = false
+            phase = .notRunning(last)
+            return last.termination
+        case .unregistered(var last?) where last.releasePending:
+            last.releasePending = false
+            phase = .unregistered(last)
+            return last.termination
         default:
-            return false
+            return nil
         }
-        return true
     }
 
     /// Removes the app from its system for good: from then on it accepts no transition. Only an
     /// app that is not running can be removed.
     package mutating func unregister() throws(MemoryPressureError) {
         try validate(.unregister, accepted: [.notRunning])
-        guard case .notRunning(_, let releasePending) = phase else { return }
-        phase = .unregistered(releasePending: releasePending)
+        guard case .notRunning(let last) = phase else { return }
+        phase = .unregistered(last)
     }
 }
 
@@ -494,7 +517,7 @@ extension LifecycleStateMachine {
     private mutating func updateRunning<Result>(_ body: (inout Running) -> Result) -> Result? {
         guard case .running(var running) = phase else { return nil }
         // Out of `phase` while it changes, so that its tasks are not copied.
-        phase = .notRunning(lastTermination: nil, releasePending: false)
+        phase = .notRunning(nil)
         defer { phase = .running(running) }
         return body(&running)
     }
@@ -554,17 +577,19 @@ extension LifecycleStateMachine {
     /// the background.
     private mutating func suspendIfIdle() -> [Action] {
         guard !keepsRunningInBackground, let running, running.state == .background, running.backgroundTasks.isEmpty,
-              running.backgroundEntriesUnderWay == 0, !running.isTerminating, running.suspensionHolds == 0 else { return [] }
+              running.backgroundEntriesUnderWay == 0, running.termination == nil, running.suspensionHolds == 0 else { return [] }
         return move(to: .suspended) + [.suspendNotifications]
     }
 
     /// Marks the app terminated: not running, a new generation, its timer cancelled, its tasks,
     /// observers and queued notifications dropped, the release of its objects queued behind the
-    /// `terminated` event. Nothing when it does not run.
+    /// `terminated` event. The termination under way ends, or, when none is (a deadline, an
+    /// expired task, an exit), one is made. Nothing when the app does not run.
     private mutating func end(reason: TerminationReason) -> [Action] {
         guard let running else { return [] }
         var actions = moved(from: running.state, to: .notRunning, callbackState: running.callbackState, endingStay: running.stay)
-        phase = .notRunning(lastTermination: reason, releasePending: true)
+        let termination = running.termination ?? AppTermination()
+        phase = .notRunning(LastTermination(reason: reason, termination: termination, releasePending: true))
         generation += 1
         actions.append(.publishStates(publishedStates))
         // The app's expiration handlers and observers are the app's code: whatever they hold is
