@@ -108,9 +108,14 @@ package final class Compressor: Sendable {
         guard state.withLock({ $0.compressed.insert(identifier).inserted }) else { return nil }
         do {
             let advised = try kernel.pageOut(identifier)
-            if advised != nil, processes.running(identifier) == nil {
+            guard advised != nil else { return nil }
+            if processes.running(identifier) == nil {
                 pagedOutOwnMemory.store(true, ordering: .relaxed)
             }
+            // What zram spends per byte now that it holds these, then the child read again at
+            // that cost: a frozen child counts as last read, and what it holds just changed.
+            _ = refresh(reporting: false)
+            processes.footprints.readAgain(identifier)
             return advised
         } catch {
             logger.warning("compression of \(identifier) failed: \(error)", metadata: ["app": "\(identifier)"])

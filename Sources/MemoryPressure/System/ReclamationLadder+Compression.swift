@@ -57,8 +57,6 @@ extension ReclamationLadder {
                 else { continue }
                 advised = advised.addingClamped(pagedOut)
                 compressed.append(candidate.identifier)
-                // What zram spends per byte now that it holds these: the measurement counts them so.
-                _ = compressor.refresh(reporting: false)
                 footprint = LadderFootprint(monitor.measure())
             }
         }

@@ -406,10 +406,7 @@ package final class ProcessApps: FootprintContributor {
     ///   refuses the page-out here.
     package func compress(_ identifier: AppIdentifier) throws(MemoryPressureError) -> Int? {
         guard let running = running(identifier) else { return nil }
-        let advised = try running.child.pageOut()
-        // A frozen child is counted as last read: what it holds changed.
-        footprints.readAgain(identifier)
-        return advised
+        return try running.child.pageOut()
     }
 
     /// `identifier`'s child's footprint: its cgroup's working set, or its resident set corrected by
