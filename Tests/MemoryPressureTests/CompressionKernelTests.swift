@@ -64,6 +64,7 @@ struct CompressionKernelTests {
         let source = ScriptedSampleSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 80 * mebibyte, logger: silentLogger)
         configuration.monitor.sources = [source]
+        configuration.compression = .automatic
         let system = try MemorySystem(configuration: configuration)
         let log = try HolderLog()
         let app = try system.register(.test("holder"), process: log.specification(mebibytes: Self.mebibytes))
@@ -98,7 +99,9 @@ struct CompressionKernelTests {
     /// buffers come back intact.
     @Test func aSuspendedInProcessAppsHeapIsCompressedAndComesBackWhole() async throws {
         _ = try Self.zramSwap()
-        let system = try MemorySystem(configuration: .test(targetBytes: 4 << 30, logger: silentLogger))
+        var configuration = try MemorySystem.Configuration.test(targetBytes: 4 << 30, logger: silentLogger)
+        configuration.compression = .automatic
+        let system = try MemorySystem(configuration: configuration)
         let app = try system.register(.test("photos")) { IdleDelegate() }
         try await app.launch()
         let heap = try system.heap(for: app.identifier)

@@ -19,7 +19,6 @@ struct PassedOverTests {
         let source = ScriptedSampleSource(residentBytes: 0)
         var configuration = try MemorySystem.Configuration.test(targetBytes: 64 * mebibyte, logger: silentLogger)
         configuration.monitor.sources = [source]
-        configuration.compression = .off
         let system = try MemorySystem(configuration: configuration)
         let footprint = system.budget.bytes(enteringAbove: .critical) + mebibyte
         let excess = footprint - system.targetBytes
