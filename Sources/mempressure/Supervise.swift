@@ -35,7 +35,8 @@ struct Supervise: AsyncParsableCommand {
             in DIR/NAME.log; without it, on standard error with each line prefixed NAME:), "metrics": "127.0.0.1:PORT" \
             (Prometheus text on GET /metrics), "warningInterval" (how often a warning repeats while the footprint \
             rises at a raised level, 25s; none repeats while nothing is left to reclaim), "compression" (auto: \
-            suspended apps are paged out to a zram swap device, where one is on, before any is terminated; or off), \
+            suspended and background apps are paged out to a zram swap device, where one is on, before any is \
+            terminated; or off), \
             "apps": [{"name", "command" (an array, or a string for /bin/sh -c), \
             "start" (foreground or background), "inBackground" (suspend or run), "importance" (cached, service, \
             perceptible or foreground), "channel" (none, client, systemd or signal:NAME), "limits" ({"soft", "hard", \

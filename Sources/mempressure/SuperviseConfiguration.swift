@@ -32,8 +32,8 @@ import Foundation
 /// - `warningInterval`: how often warnings are repeated while the level stays raised and the
 ///   footprint rises (a duration, `"25s"` by default); none is repeated while the ladder rests with
 ///   nothing left to reclaim.
-/// - `compression`: `"auto"` (the default: under critical pressure, suspended apps are paged out to
-///   a zram swap device, where one is on, before any is terminated) or `"off"`.
+/// - `compression`: `"auto"` (the default: under critical pressure, suspended and background apps
+///   are paged out to a zram swap device, where one is on, before any is terminated) or `"off"`.
 /// - `apps`: at least one app, each an object of:
 ///   - `name` (required): the app's name, unique in the file, without whitespace (the console's
 ///     commands name apps by it);
@@ -133,7 +133,7 @@ struct SuperviseConfiguration {
     /// `warningInterval`: how often a warning is repeated while the level stays raised and the
     /// footprint keeps rising (the monitor's repeat interval); nil for its default, 25 s.
     var warningInterval: Duration?
-    /// `compression`: whether suspended apps are compressed before any is terminated.
+    /// `compression`: whether suspended and background apps are compressed before any is terminated.
     var compression: Compression = .automatic
 
     /// The largest file read: 1 MiB, far beyond any real configuration.

@@ -2,9 +2,10 @@
 /// iOS's compressor and Android's app compaction do.
 ///
 /// Under critical pressure, after the purge and before any termination, the ladder pages the
-/// memory of suspended apps (a process app's child, an in-process app's large heap buffers) out to
-/// a zram swap device, where it is kept compressed, least important band first and largest first,
-/// measuring after each, and terminates only if that was not enough. An app compressed is not told: it wakes with its memory as it left it, paying the
+/// memory of suspended apps, then of background apps that keep running (a process app's child, an
+/// in-process app's large heap buffers), out to a zram swap device, where it is kept compressed,
+/// least important band first and largest first, measuring after each, and terminates only if that
+/// was not enough. An app compressed is not told: it wakes with its memory as it left it, paying the
 /// page-in as it touches it. Compressed memory still counts in the footprint, at what it costs
 /// compressed (see <doc:TheReclamationLadder>).
 ///
