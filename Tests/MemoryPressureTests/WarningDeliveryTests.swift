@@ -36,7 +36,10 @@ struct WarningDeliveryTests {
         _ name: String, controllers: Int, observers: Int, log: SharedLog<String> = SharedLog<String>(),
         counts: SharedBox<[String: Int]>
     ) throws -> App {
-        try makeApp(name, log: log, configuration: .default) { delegate in
+        // A long background time: the apps kept in the background by a task must still run when the
+        // test ends them, however slowly a loaded machine (or ThreadSanitizer) runs the test; with the
+        // default 30 s, one ran out under ThreadSanitizer in CI and was ended before the test did.
+        try makeApp(name, log: log, configuration: try AppConfiguration(backgroundTaskTimeLimit: .seconds(600))) { delegate in
             delegate.onDidFinishLaunching = { app, _ in
                 let root = CountingController(name: "\(name)/vc0", log: log, counts: counts)
                 for index in 1..<controllers {
