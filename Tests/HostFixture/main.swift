@@ -15,7 +15,7 @@ import MemoryPressure
 // - `sweep`: starts one child, as the next host, which sweeps what an earlier host left; then
 //   shuts down.
 // Environment: HOST_FIXTURE_OUTPUT, a file to which it writes `pid NAME PID` for each app's
-// process, then `ready`; HOST_FIXTURE_FREEZER, the frozen app's freezer (a `FreezeMechanism` raw
+// process and `cgroup NAME DIRECTORY` for each of its cgroups, then `ready`; HOST_FIXTURE_FREEZER, the frozen app's freezer (a `FreezeMechanism` raw
 // value; this machine's best when unset). Its log (level info) is on standard error.
 //
 // The apps, each `sleep 300`: `running` (active), `worker` (in the background, running) and
@@ -77,7 +77,9 @@ else {
     fail("the apps did not reach their states")
 }
 for app in [running, worker, frozen] {
-    say("pid \(app.identifier) \(system.process(of: app.identifier)?.pid ?? 0)")
+    let status = system.process(of: app.identifier)
+    say("pid \(app.identifier) \(status?.pid ?? 0)")
+    for group in status?.controlGroups ?? [] { say("cgroup \(app.identifier) \(group)") }
 }
 say("ready")
 if end == "exit" { exit(0) }

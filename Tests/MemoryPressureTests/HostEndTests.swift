@@ -40,12 +40,16 @@ extension ChildProcessTests {
             let ready = await eventually { (try? ClientChannelTests.lines(output))?.last == "ready" }
             try #require(ready, "the host got ready; its log: \(String(describing: try? KernelFile.read(FilePath(log))))")
             var children: [String: pid_t] = [:]
-            for line in try ClientChannelTests.lines(output) where line.hasPrefix("pid ") {
-                let words = line.split(separator: " ")
-                children[String(words[1])] = pid_t(words[2]) ?? 0
+            var groups: [FilePath] = []
+            for line in try ClientChannelTests.lines(output) {
+                let words = line.split(separator: " ", maxSplits: 2)
+                guard words.count == 3 else { continue }
+                if words[0] == "pid" { children[String(words[1])] = pid_t(words[2]) ?? 0 }
+                // As the host saw them before it said ready: an `exit` host's children may be gone
+                // by the time this reads their /proc entries.
+                if words[0] == "cgroup" { groups.append(FilePath(String(words[2]))) }
             }
             #expect(children.values.allSatisfy { $0 > 0 })
-            let groups = children.values.flatMap(Self.childControlGroups(of:))
             return ReadyHost(process: host, children: children, controlGroups: groups, log: log)
         }
 
@@ -120,19 +124,6 @@ extension ChildProcessTests {
 
         static func exists(_ path: FilePath) -> Bool {
             access(path.string, F_OK) == 0
-        }
-
-        /// The directories of `pid`'s own cgroups (those this library makes for children), from
-        /// `/proc/PID/cgroup`, where the hierarchies are mounted as usual under `/sys/fs/cgroup`.
-        static func childControlGroups(of pid: pid_t) -> [FilePath] {
-            let membership = (try? KernelFile.read(FilePath("/proc/\(pid)/cgroup"))) ?? ""
-            return membership.split(separator: "\n").compactMap { line -> FilePath? in
-                let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-                guard fields.count == 3, fields[2].contains("memory-pressure-child-") else { return nil }
-                let controllers = fields[1].split(separator: ",").map(String.init)
-                let candidates = (controllers.isEmpty ? ["", "unified"] : controllers).map { "/sys/fs/cgroup/\($0)\(fields[2])" }
-                return candidates.map { FilePath($0) }.first(where: exists)
-            }
         }
 
         /// The children of `pid`, from each of its threads' `children` file.
