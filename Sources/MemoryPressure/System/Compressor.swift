@@ -49,7 +49,7 @@ package final class Compressor: Sendable {
         }
     }
 
-    let setting: Compression
+    private let setting: Compression
     private let processes: ProcessApps
     private let logger: Logger
     private let kernel: Kernel

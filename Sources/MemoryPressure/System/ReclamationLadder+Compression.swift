@@ -71,13 +71,4 @@ extension ReclamationLadder {
         }
         return footprint
     }
-
-    /// Whether reclaiming an app of `footprint` is pointless with `excessBytes` still to reclaim:
-    /// it is a process app (its process measured) holding under 1 % of them, as a child frozen
-    /// before it ran holds a few hundred KiB. An in-process app never is: its footprint counts only
-    /// its heap and caches, and its termination frees its delegate's memory too, which no figure
-    /// shows.
-    static func isPointless(_ footprint: AppFootprint, toward excessBytes: Int) -> Bool {
-        footprint.processBytes > 0 && footprint.totalBytes < excessBytes / 100
-    }
 }
