@@ -17,8 +17,6 @@ import MemoryPressureMeasurement
 /// same user, or root). Without swap the kernel takes nothing and says nothing: the caller checks
 /// ``/MemoryPressureMeasurement/SwapSpace`` first.
 package enum ProcessPageOut {
-    /// `MADV_PAGEOUT`: reclaim these pages now (Linux 5.4).
-    package static let pageOutAdvice: Int32 = 21
     /// Ranges per call: under `IOV_MAX` (1,024).
     private static let rangesPerCall = 512
 
@@ -51,7 +49,7 @@ package enum ProcessPageOut {
     /// one at a time, passing over those that are gone.
     private static func advise(_ ranges: ArraySlice<AnonymousMappings.Range>, pidfd: Int32) throws(MemoryPressureError) -> Int {
         var vectors = ranges.map { iovec(iov_base: UnsafeMutableRawPointer(bitPattern: $0.start), iov_len: $0.length) }
-        let result = mp_process_madvise(pidfd, &vectors, vectors.count, pageOutAdvice)
+        let result = mp_process_madvise(pidfd, &vectors, vectors.count, PageOut.advice)
         if result >= 0 { return result }
         switch Errno(rawValue: Int32(-result)) {
         case .noSuchProcess:
@@ -59,7 +57,7 @@ package enum ProcessPageOut {
         case .noMemory where vectors.count > 1:
             var advised = 0
             for index in vectors.indices {
-                let one = mp_process_madvise(pidfd, &vectors[index], 1, pageOutAdvice)
+                let one = mp_process_madvise(pidfd, &vectors[index], 1, PageOut.advice)
                 if one >= 0 { advised = advised.addingClamped(one) }
             }
             return advised
