@@ -13,7 +13,11 @@ import Musl
 
 /// `mempressure supervise` as a daemon (standard input `/dev/null`) driven by `mempressure ctl`:
 /// the control socket, restarts, reloads, logs and metrics, through the real tool.
-@Suite(.timeLimit(.minutes(1)))
+///
+/// Serialized: most of its tests wait for the tool synchronously, each holding a thread of Swift's
+/// cooperative pool (two on a two-core machine) for as long as the tool takes. Side by side under
+/// ThreadSanitizer in CI they held the whole pool, and 36 other tests ran out of their time limit.
+@Suite(.serialized, .timeLimit(.minutes(1)))
 struct SuperviseDaemonTests {
     /// One app's `ctl --json status`.
     struct AppStatus: Decodable {
