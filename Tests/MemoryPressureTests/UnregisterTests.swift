@@ -59,13 +59,20 @@ import Testing
 
     @Test func aProcessAppIsRegisteredAgainWithAnotherCommand() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger))
-        let first = try system.register(.test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]))
+        // A long launch deadline: a first child under ThreadSanitizer, beside the whole suite, took
+        // more than the default 5 s to start in CI, and its launch was ended.
+        let slowStart = try AppConfiguration(launchDeadline: .seconds(60))
+        let first = try system.register(
+            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]), configuration: slowStart
+        )
         try await first.launch()
         let firstPid = try #require(system.process(of: .test("worker"))?.pid)
         try await first.terminate(reason: .explicit)
         try system.unregister(.test("worker"))
 
-        let second = try system.register(.test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["31"]))
+        let second = try system.register(
+            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["31"]), configuration: slowStart
+        )
         try await second.launch()
         let secondPid = try #require(system.process(of: .test("worker"))?.pid)
         #expect(secondPid != firstPid)
