@@ -1,6 +1,7 @@
 import MemoryPressure
 @testable import MemoryPressureService
 import MemoryPressureTestKit
+import MemoryTestSupport
 import MetricsTestKit
 import SystemPackage
 import Testing
@@ -24,7 +25,7 @@ struct DeployExampleTests {
 
     /// What a program printed on its standard output, and its exit status; nil when it is not on
     /// the PATH.
-    static func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String)? {
+    static func run(_ program: String, _ arguments: [String]) async throws -> (status: Int32, output: String, errors: String)? {
         guard let executable = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
             .map({ "\($0)/\(program)" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) })
         else { return nil }
@@ -36,15 +37,17 @@ struct DeployExampleTests {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        let complained = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complained, as: UTF8.self))
+        return await blockingWait {
+            let printed = output.fileHandleForReading.readDataToEndOfFile()
+            let complained = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complained, as: UTF8.self))
+        }
     }
 
     /// Every document of each file, parsed by Python (`yaml.safe_load_all` for YAML, `json.load`
     /// for JSON) and handed back as JSON, by file name.
-    static func parsedByPython(_ files: [String]) throws -> [String: Any] {
+    static func parsedByPython(_ files: [String]) async throws -> [String: Any] {
         let script = """
             import json, sys
             parsed = {}
@@ -57,7 +60,7 @@ struct DeployExampleTests {
                         parsed[path] = list(yaml.safe_load_all(file))
             print(json.dumps(parsed))
             """
-        guard let result = try run("python3", ["-c", script] + files.map { deploy.appending($0).string }) else {
+        guard let result = try await run("python3", ["-c", script] + files.map { deploy.appending($0).string }) else {
             try Test.cancel("python3 is not installed here; it parses the YAML and JSON files")
         }
         if result.status != 0, result.errors.contains("No module named 'yaml'") {
@@ -68,8 +71,8 @@ struct DeployExampleTests {
         return Dictionary(uniqueKeysWithValues: files.map { ($0, object[deploy.appending($0).string] as Any) })
     }
 
-    @Test func theYAMLFilesParseAndHoldTheLimitTheScrapeAndTheAlerts() throws {
-        let parsed = try Self.parsedByPython(Self.yamlFiles)
+    @Test func theYAMLFilesParseAndHoldTheLimitTheScrapeAndTheAlerts() async throws {
+        let parsed = try await Self.parsedByPython(Self.yamlFiles)
 
         let manifests = try #require(parsed["kubernetes/deployment.yaml"] as? [[String: Any]])
         let deployment = try #require(manifests.first { $0["kind"] as? String == "Deployment" })
@@ -100,8 +103,8 @@ struct DeployExampleTests {
         #expect(alerts.allSatisfy { $0["expr"] is String && ($0["annotations"] as? [String: Any])?["summary"] is String })
     }
 
-    @Test func theDashboardIsJSONWithAPanelForEachFigure() throws {
-        let parsed = try Self.parsedByPython([Self.dashboard])
+    @Test func theDashboardIsJSONWithAPanelForEachFigure() async throws {
+        let parsed = try await Self.parsedByPython([Self.dashboard])
         let dashboard = try #require((parsed[Self.dashboard] as? [Any])?.first as? [String: Any])
         let panels = try #require(dashboard["panels"] as? [[String: Any]])
         let titles = panels.compactMap { $0["title"] as? String }
@@ -177,9 +180,9 @@ struct DeployExampleTests {
         }
     }
 
-    @Test func theDockerfileBuildsOnTheSwiftImageAndRunsWithJemalloc() throws {
+    @Test func theDockerfileBuildsOnTheSwiftImageAndRunsWithJemalloc() async throws {
         let path = Self.deploy.appending("Dockerfile")
-        if let hadolint = try Self.run("hadolint", [path.string]) {
+        if let hadolint = try await Self.run("hadolint", [path.string]) {
             #expect(hadolint.status == 0, "hadolint: \(hadolint.output)")
         }
         let instructions = Self.instructions(of: try Self.text(path))

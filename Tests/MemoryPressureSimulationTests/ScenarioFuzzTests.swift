@@ -63,7 +63,7 @@ struct ScenarioFuzzTests {
     /// this process's cgroup, so they never run beside a test that measures memory; they measure
     /// none here, so they may run beside tests that only move it.
     @Test(.memoryChurn)
-    func theToolEndsEachOfTwoHundredFilesWithStatusZeroOrTwo() throws {
+    func theToolEndsEachOfTwoHundredFilesWithStatusZeroOrTwo() async throws {
         var mutator = ScenarioMutator(seed: Self.seed)
         var chosen: [GeneratedFile] = []
         var (decoding, refused) = (0, 0)
@@ -79,7 +79,7 @@ struct ScenarioFuzzTests {
         let directory = try Tool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let started = ContinuousClock.now
-        let runs = ToolRun.each(of: chosen, in: directory, atATime: 8)
+        let runs = await ToolRun.each(of: chosen, in: directory, atATime: 8)
         let elapsed = ContinuousClock.now - started
         var statuses: [Int32: Int] = [:]
         for run in runs {
@@ -141,32 +141,29 @@ private struct ToolRun: Sendable {
     var left: [String] = []
     var reportDecodes = false
 
-    /// Runs the tool on each of `files`, `count` at a time on threads of their own (each waits
-    /// for its process), each in a directory of its own under `directory`.
-    static func each(of files: [GeneratedFile], in directory: URL, atATime count: Int) -> [ToolRun] {
+    /// Runs the tool on each of `files`, `count` at a time, each in a directory of its own under
+    /// `directory`.
+    static func each(of files: [GeneratedFile], in directory: URL, atATime count: Int) async -> [ToolRun] {
         let queue = RunQueue(files: files, directory: directory)
-        let finished = DispatchSemaphore(value: 0)
-        for _ in 0 ..< count {
-            Thread.detachNewThread {
-                queue.work()
-                finished.signal()
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0 ..< count {
+                group.addTask { await queue.work() }
             }
         }
-        for _ in 0 ..< count { finished.wait() }
         return queue.runs
     }
 
     /// Runs the tool on `file`, written to `scenario.json` in the new `directory`, with its report
-    /// asked for beside it; then removes the directory. No test expectations here: this runs on
-    /// threads of its own, and ``check()`` judges the run on the test's.
-    init(_ file: GeneratedFile, in directory: URL) {
+    /// asked for beside it; then removes the directory. No test expectations here: ``check()``
+    /// judges the runs once they are all done.
+    init(_ file: GeneratedFile, in directory: URL) async {
         self.file = file
         let report = directory.appending(path: "report.json")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let scenario = directory.appending(path: "scenario.json")
             try Data(file.bytes).write(to: scenario)
-            let run = try Tool.run([
+            let run = try await Tool.run([
                 "run", "--scenario", scenario.path, "--duration", "1s", "--budget", "384MiB", "--quiet", "--report", report.path,
             ])
             (status, standardOutput, standardError) = (run.status, run.standardOutput, run.standardError)
@@ -196,7 +193,7 @@ private struct ToolRun: Sendable {
     }
 }
 
-/// The files still to run and the runs done, shared by the threads that run them.
+/// The files still to run and the runs done, shared by the tasks that run them.
 private final class RunQueue: Sendable {
     private let files: [GeneratedFile]
     private let directory: URL
@@ -209,11 +206,11 @@ private final class RunQueue: Sendable {
     }
 
     /// Runs files, one after another, until none is left.
-    func work() {
+    func work() async {
         while true {
             let position = next.add(1, ordering: .relaxed).oldValue
             guard position < files.count else { return }
-            let run = ToolRun(files[position], in: directory.appending(path: "\(files[position].index)"))
+            let run = await ToolRun(files[position], in: directory.appending(path: "\(files[position].index)"))
             done.withLock { $0.append(run) }
         }
     }

@@ -6,8 +6,8 @@ enum Tool {
     typealias Run = ExecutableRun
 
     /// Runs the tool with `arguments`, in `directory` when given, and waits for it to end.
-    static func run(_ arguments: [String], in directory: URL? = nil) throws -> Run {
-        try runBuiltExecutable(named: "mempressure", arguments, in: directory)
+    static func run(_ arguments: [String], in directory: URL? = nil) async throws -> Run {
+        try await runBuiltExecutable(named: "mempressure", arguments, in: directory)
     }
 
     /// `mempressure` in the build directory this test runs from.

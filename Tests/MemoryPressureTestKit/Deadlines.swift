@@ -39,10 +39,10 @@ public func eventually(within limit: Duration = generousDeadline, _ condition: (
 /// something that does announce itself is bounded (``withDeadline(_:_:)``). No test asserts
 /// anything of how long it takes.
 public func poll(
-    every interval: Duration = .milliseconds(10), within limit: Duration = generousDeadline, until condition: () throws -> Bool
+    every interval: Duration = .milliseconds(10), within limit: Duration = generousDeadline, until condition: () async throws -> Bool
 ) async rethrows -> Bool {
     let deadline = ContinuousClock.now + limit
-    while try !condition() {
+    while try await !condition() {
         let left = deadline - ContinuousClock.now
         guard left > .zero, !Task.isCancelled else { return false }
         // Real time is what passes here: a fixed sleep, cut short by the task's cancellation.

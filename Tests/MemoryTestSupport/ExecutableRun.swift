@@ -10,7 +10,7 @@ public struct ExecutableRun: Sendable {
 }
 
 /// Runs the executable `name` built beside the tests (``builtExecutable(named:)``) as a user would,
-/// and waits for it to end.
+/// and waits for it to end, on a thread of its own (``blockingWait(_:)``).
 ///
 /// Its standard input is `/dev/null` (a daemon reads to the end of it); standard error is read on a
 /// thread of its own, so that neither pipe fills while the other is read to its end.
@@ -28,6 +28,19 @@ public func runBuiltExecutable(
     in directory: URL? = nil,
     environment: [String: String?] = [:],
     timeout: Duration = .seconds(600)
+) async throws -> ExecutableRun {
+    try await blockingWait {
+        try runBuiltExecutableHere(named: name, arguments, in: directory, environment: environment, timeout: timeout)
+    }
+}
+
+/// ``runBuiltExecutable(named:_:in:environment:timeout:)``, waiting on the calling thread.
+private func runBuiltExecutableHere(
+    named name: String,
+    _ arguments: [String],
+    in directory: URL?,
+    environment: [String: String?],
+    timeout: Duration
 ) throws -> ExecutableRun {
     let process = Process()
     process.executableURL = try builtExecutable(named: name)

@@ -57,21 +57,21 @@ struct RunProcessesTests {
 
     // MARK: The tool
 
-    @Test func appProcessRefusesToRunOutsideARun() throws {
-        let run = try ProcessTool.run(["app-process", "--profile", "notes", "--app", "x"], environment: ["MEMORY_PRESSURE_CLIENT_FD": nil])
+    @Test func appProcessRefusesToRunOutsideARun() async throws {
+        let run = try await ProcessTool.run(["app-process", "--profile", "notes", "--app", "x"], environment: ["MEMORY_PRESSURE_CLIENT_FD": nil])
         #expect(run.status == 2)
         #expect(run.standardError.contains("neither a built-in profile"))
-        let unset = try ProcessTool.run(["app-process", "--profile", "utility", "--app", "x"], environment: ["MEMORY_PRESSURE_CLIENT_FD": nil])
+        let unset = try await ProcessTool.run(["app-process", "--profile", "utility", "--app", "x"], environment: ["MEMORY_PRESSURE_CLIENT_FD": nil])
         #expect(unset.status == 2)
         #expect(unset.standardError.contains("only as a child"))
     }
 
-    @Test func aShortRunOfProcessAppsReportsTheirPeaksAndLeavesNoChild() throws {
+    @Test func aShortRunOfProcessAppsReportsTheirPeaksAndLeavesNoChild() async throws {
         let directory = FileManager.default.temporaryDirectory.appending(path: "mempressure-processes-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let reportPath = directory.appending(path: "report.json").path
-        let run = try ProcessTool.run(["run", "--apps", "3", "--duration", "3s", "--processes", "--quiet", "--report", reportPath])
+        let run = try await ProcessTool.run(["run", "--apps", "3", "--duration", "3s", "--processes", "--quiet", "--report", reportPath])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.contains("apps as child processes"))
         #expect(run.standardOutput.contains("child processes (peak footprint"))
@@ -106,8 +106,8 @@ enum ProcessTool {
 
     /// Runs the tool with `arguments` (and the host's environment changed by `environment`, nil
     /// removing a name), waits at most `timeout` for it to end (then kills it).
-    static func run(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(120)) throws -> Run {
-        try runBuiltExecutable(named: "mempressure", arguments, environment: environment, timeout: timeout)
+    static func run(_ arguments: [String], environment: [String: String?] = [:], timeout: Duration = .seconds(120)) async throws -> Run {
+        try await runBuiltExecutable(named: "mempressure", arguments, environment: environment, timeout: timeout)
     }
 
     /// Whether `pid` is (still) a `mempressure app-process`.

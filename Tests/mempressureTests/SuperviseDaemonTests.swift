@@ -33,8 +33,8 @@ struct SuperviseDaemonTests {
         }
     }
 
-    static func status(_ supervisor: SuperviseTool.Supervisor) throws -> [String: AppStatus] {
-        let run = try supervisor.ctl("--json", "status")
+    static func status(_ supervisor: SuperviseTool.Supervisor) async throws -> [String: AppStatus] {
+        let run = try await supervisor.ctl("--json", "status")
         try #require(run.status == 0, "stderr: \(run.standardError)")
         let apps = try JSONDecoder().decode([AppStatus].self, from: Data(run.standardOutput.utf8))
         return Dictionary(uniqueKeysWithValues: apps.map { ($0.name, $0) })
@@ -51,7 +51,7 @@ struct SuperviseDaemonTests {
         kill(pid, 0) == -1 && errno == ESRCH
     }
 
-    @Test func ctlDrivesADaemonThroughEveryVerb() throws {
+    @Test func ctlDrivesADaemonThroughEveryVerb() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "editor", "command": ["sh", "-c", "echo hello from editor; exec sleep 30"], "start": "foreground" },
@@ -59,73 +59,73 @@ struct SuperviseDaemonTests {
             ] }
             """, input: false)
         defer { supervisor.stop() }
-        try supervisor.waitForError(containing: "supervising 2 apps")
-        try supervisor.waitForError(containing: "editor: hello from editor")
+        try await supervisor.waitForError(containing: "supervising 2 apps")
+        try await supervisor.waitForError(containing: "editor: hello from editor")
 
-        let text = try supervisor.ctl("status")
+        let text = try await supervisor.ctl("status")
         #expect(text.status == 0)
         let lines = text.standardOutput.split(separator: "\n")
         try #require(lines.count == 2, "\(text)")
         #expect(lines[0].hasPrefix("editor active ") && lines[0].contains(" restarts 0 frozen no last - -"), "\(lines)")
         #expect(lines[1].hasPrefix("sleeper background ") && lines[1].split(separator: " ").count == 15, "\(lines)")
 
-        var apps = try Self.status(supervisor)
+        var apps = try await Self.status(supervisor)
         let sleeperPid = try #require(apps["sleeper"]?.pid)
         let editorPid = try #require(apps["editor"]?.pid)
 
-        #expect(try supervisor.ctl("foreground", "sleeper").standardOutput == "sleeper active\n")
-        apps = try Self.status(supervisor)
+        await #expect(try supervisor.ctl("foreground", "sleeper").standardOutput == "sleeper active\n")
+        apps = try await Self.status(supervisor)
         #expect(apps["sleeper"]?.state == "active" && ["background", "suspended"].contains(apps["editor"]?.state), "\(apps)")
-        #expect(try supervisor.ctl("background", "sleeper").standardOutput == "sleeper background\n")
+        await #expect(try supervisor.ctl("background", "sleeper").standardOutput == "sleeper background\n")
 
-        #expect(try supervisor.ctl("stop", "editor").status == 0)
-        apps = try Self.status(supervisor)
+        await #expect(try supervisor.ctl("stop", "editor").status == 0)
+        apps = try await Self.status(supervisor)
         #expect(apps["editor"]?.state == "notRunning" && apps["editor"]?.pid == nil && apps["editor"]?.lastTermination?.reason == "explicit", "\(apps)")
         #expect(Self.isGone(editorPid))
-        #expect(try supervisor.ctl("start", "editor").status == 0)
-        apps = try Self.status(supervisor)
+        await #expect(try supervisor.ctl("start", "editor").status == 0)
+        apps = try await Self.status(supervisor)
         #expect(apps["editor"]?.state == "active" && apps["editor"]?.restarts == 1, "\(apps)")
 
-        #expect(try supervisor.ctl("restart", "sleeper").status == 0)
-        apps = try Self.status(supervisor)
+        await #expect(try supervisor.ctl("restart", "sleeper").status == 0)
+        apps = try await Self.status(supervisor)
         #expect(apps["sleeper"]?.pid != sleeperPid && apps["sleeper"]?.pid != nil && apps["sleeper"]?.restarts == 1, "\(apps)")
         #expect(Self.isGone(sleeperPid))
 
-        let reopened = try supervisor.ctl("reopen-logs")
+        let reopened = try await supervisor.ctl("reopen-logs")
         #expect(reopened.status == 0 && reopened.standardOutput.contains("standard error"), "\(reopened)")
-        let reload = try supervisor.ctl("reload")
+        let reload = try await supervisor.ctl("reload")
         #expect(reload.standardOutput.contains("added none, removed none, changed none, 2 unchanged"), "\(reload)")
 
         // Every bad input: one line, nothing changed.
-        let before = try Self.status(supervisor).mapValues(\.pid)
-        Self.checkOneLine(try supervisor.ctl("frobnicate"), status: 2, #"ctl "frobnicate" is not a command; expected status, foreground NAME"#)
-        Self.checkOneLine(try supervisor.ctl("foreground", "nobody"), status: 2, #""nobody": no such app; expected one of editor, sleeper"#)
-        Self.checkOneLine(try supervisor.ctl("stop"), status: 2, "ctl stop takes one app's name, not 0; expected stop NAME")
-        Self.checkOneLine(try supervisor.ctl("status", "now"), status: 2, "ctl status takes no arguments")
-        Self.checkOneLine(try supervisor.ctl("--json", "quit"), status: 2, "ctl --json goes with status only")
-        Self.checkOneLine(try SuperviseTool.run(["ctl", "--socket", String(repeating: "x", count: 200), "status"]), status: 2, "--socket \"xxx")
-        Self.checkOneLine(try SuperviseTool.run(["ctl", "--socket", "\(supervisor.directory)/none.sock", "status"]), status: 1, "no supervisor answers on")
-        #expect(try Self.status(supervisor).mapValues(\.pid) == before)
+        let before = try await Self.status(supervisor).mapValues(\.pid)
+        await Self.checkOneLine(try supervisor.ctl("frobnicate"), status: 2, #"ctl "frobnicate" is not a command; expected status, foreground NAME"#)
+        await Self.checkOneLine(try supervisor.ctl("foreground", "nobody"), status: 2, #""nobody": no such app; expected one of editor, sleeper"#)
+        await Self.checkOneLine(try supervisor.ctl("stop"), status: 2, "ctl stop takes one app's name, not 0; expected stop NAME")
+        await Self.checkOneLine(try supervisor.ctl("status", "now"), status: 2, "ctl status takes no arguments")
+        await Self.checkOneLine(try supervisor.ctl("--json", "quit"), status: 2, "ctl --json goes with status only")
+        await Self.checkOneLine(try SuperviseTool.run(["ctl", "--socket", String(repeating: "x", count: 200), "status"]), status: 2, "--socket \"xxx")
+        await Self.checkOneLine(try SuperviseTool.run(["ctl", "--socket", "\(supervisor.directory)/none.sock", "status"]), status: 1, "no supervisor answers on")
+        await #expect(try Self.status(supervisor).mapValues(\.pid) == before)
 
-        let pids = try Self.status(supervisor).values.compactMap(\.pid)
-        #expect(try supervisor.ctl("quit").status == 0)
-        #expect(supervisor.waitForExit() == 0, "stderr: \(supervisor.standardError)")
-        #expect(supervisor.standardOutput.isEmpty, "the apps' output is not on standard output")
+        let pids = try await Self.status(supervisor).values.compactMap(\.pid)
+        await #expect(try supervisor.ctl("quit").status == 0)
+        await #expect(supervisor.waitForExit() == 0, "stderr: \(supervisor.currentError)")
+        await #expect(supervisor.standardOutput.isEmpty, "the apps' output is not on standard output")
         for pid in pids { #expect(Self.isGone(pid)) }
         #expect(!FileManager.default.fileExists(atPath: supervisor.socket), "the socket is removed at the end")
     }
 
     /// The socket is 0600; a second supervisor on it is refused; a process of another user cannot
     /// connect (`setpriv` to nobody), and the supervisor goes on.
-    @Test func theSocketIsTheUsersAlone() throws {
+    @Test func theSocketIsTheUsersAlone() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: #"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" }] }"#, input: false)
         defer { supervisor.stop() }
-        try supervisor.waitForError(containing: "supervising 1 app")
+        try await supervisor.waitForError(containing: "supervising 1 app")
         var status = stat()
         try #require(lstat(supervisor.socket, &status) == 0)
         #expect(status.st_mode & S_IFMT == S_IFSOCK && status.st_mode & 0o777 == 0o600 && status.st_uid == geteuid())
 
-        let second = try SuperviseTool.run(["supervise", "--config", "\(supervisor.directory)/apps.json", "--socket", supervisor.socket])
+        let second = try await SuperviseTool.run(["supervise", "--config", "\(supervisor.directory)/apps.json", "--socket", supervisor.socket])
         Self.checkOneLine(second, status: 2, "--socket \"\(supervisor.socket)\": another supervisor is listening there")
 
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
@@ -142,43 +142,46 @@ struct SuperviseDaemonTests {
         process.standardError = errorPipe
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let message = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let message = await blockingWait {
+            let message = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return message
+        }
         #expect(process.terminationStatus == 1, "\(message)")
         #expect(message.contains("Permission denied"), "\(message)")
-        #expect(try Self.status(supervisor)["a"]?.state == "active", "nothing changed")
+        await #expect(try Self.status(supervisor)["a"]?.state == "active", "nothing changed")
     }
 
     /// `on-failure` restarts an app that exits 1 after 100 ms, then 200 ms, and gives up after
     /// `startRetries` 2; `ctl start` launches it again.
-    @Test func aFailingAppIsRestartedWithBackoffThenGivenUp() throws {
+    @Test func aFailingAppIsRestartedWithBackoffThenGivenUp() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [{ "name": "crash", "command": ["sh", "-c", "echo run; exit 1"], "start": "foreground",
                          "restart": "on-failure", "restartDelay": "100ms", "startRetries": 2 },
                        { "name": "done", "command": ["true"], "inBackground": "run", "restart": "on-failure" }] }
             """, input: false)
         defer { supervisor.stop() }
-        let log = try supervisor.waitForError(containing: "app crash gave up")
+        let log = try await supervisor.waitForError(containing: "app crash gave up")
         #expect(log.contains("app crash restarts in 0.1 seconds (attempt 1 of 2, restart on-failure)"), "\(log)")
         #expect(log.contains("app crash restarts in 0.2 seconds (attempt 2 of 2, restart on-failure)"), "\(log)")
         #expect(log.components(separatedBy: "crash: run").count - 1 == 3, "three runs: \(log)")
         #expect(!log.contains("app done restarts"), "an exit 0 is no failure")
-        let crash = try #require(try Self.status(supervisor)["crash"])
+        let crash = try await #require(try Self.status(supervisor)["crash"])
         #expect(crash.state == "notRunning" && crash.restarts == 2 && crash.lastTermination?.reason == "processExited" && crash.lastTermination?.exit == "exit:1")
-        _ = try supervisor.ctl("start", "crash")
-        try supervisor.waitForError(containing: "crash: run", count: 4)
+        _ = try await supervisor.ctl("start", "crash")
+        try await supervisor.waitForError(containing: "crash: run", count: 4)
     }
 
     /// An app the system terminates for its own limit is not restarted by policy, even `always`.
-    @Test func anAppTerminatedByTheSystemIsNotRestarted() throws {
+    @Test func anAppTerminatedByTheSystemIsNotRestarted() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [{ "name": "hog", "command": ["sh", "-c", "x=$(head -c 8000000 /dev/zero | tr '\\\\0' a); echo held; sleep 30"],
                          "start": "foreground", "restart": "always", "restartDelay": "10ms", "limits": { "hard": "4MiB" } }] }
             """, input: false)
         defer { supervisor.stop() }
-        let log = try supervisor.waitForError(containing: "app hog is not restarted: the system terminated it for per-app limit")
+        let log = try await supervisor.waitForError(containing: "app hog is not restarted: the system terminated it for per-app limit")
         #expect(log.contains("app hog terminated from active for per-app limit"), "\(log)")
-        let hog = try #require(try Self.status(supervisor)["hog"])
+        let hog = try await #require(try Self.status(supervisor)["hog"])
         #expect(hog.state == "notRunning" && hog.restarts == 0 && hog.lastTermination?.reason == "perAppLimit", "\(hog)")
         #expect(!supervisor.currentError.contains("app hog restarts in"))
     }
@@ -194,17 +197,17 @@ struct SuperviseDaemonTests {
             ] }
             """, input: false)
         defer { supervisor.stop() }
-        try supervisor.waitForError(containing: "supervising 3 apps")
+        try await supervisor.waitForError(containing: "supervising 3 apps")
         var apps: [String: AppStatus] = [:]
         _ = try await poll(within: .seconds(60)) {
-            apps = try Self.status(supervisor)
+            apps = try await Self.status(supervisor)
             return apps["thumbs"]?.frozen == true && apps.values.allSatisfy { $0.pid != nil }
         }
         #expect(apps["editor"]?.state == "active" && apps["indexer"]?.state == "background" && apps["thumbs"]?.frozen == true, "\(apps)")
         let pids = apps.values.compactMap(\.pid)
         #expect(pids.count == 3)
         #expect(kill(supervisor.pid, SIGKILL) == 0)
-        _ = supervisor.waitForExit()
+        _ = await supervisor.waitForExit()
         let alive = { pids.filter { !Self.isGone($0) && !Self.isZombie($0) } }
         #expect(await poll(within: .seconds(60)) { alive().isEmpty }, "left alive: \(alive())")
     }
@@ -218,7 +221,7 @@ struct SuperviseDaemonTests {
 
     /// SIGHUP reloads: an app added is launched, one removed terminated, one changed relaunched,
     /// and the unchanged one keeps its pid. A bad file changes nothing.
-    @Test func aReloadAddsRemovesAndChangesApps() throws {
+    @Test func aReloadAddsRemovesAndChangesApps() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "keep", "command": ["sleep", "30"], "start": "foreground" },
@@ -227,8 +230,8 @@ struct SuperviseDaemonTests {
             ] }
             """, input: false)
         defer { supervisor.stop() }
-        try supervisor.waitForError(containing: "supervising 3 apps")
-        let before = try Self.status(supervisor)
+        try await supervisor.waitForError(containing: "supervising 3 apps")
+        let before = try await Self.status(supervisor)
         try Data("""
             { "apps": [
                 { "name": "keep", "command": ["sleep", "30"], "start": "foreground" },
@@ -237,9 +240,9 @@ struct SuperviseDaemonTests {
             ] }
             """.utf8).write(to: URL(filePath: "\(supervisor.directory)/apps.json"))
         #expect(kill(supervisor.pid, SIGHUP) == 0)
-        let reloaded = try supervisor.waitForError(containing: "added added, removed gone, changed change, 1 unchanged")
+        let reloaded = try await supervisor.waitForError(containing: "added added, removed gone, changed change, 1 unchanged")
         #expect(!reloaded.contains("; but "), "\(reloaded)")
-        let after = try Self.status(supervisor)
+        let after = try await Self.status(supervisor)
         #expect(Set(after.keys) == ["keep", "change", "added"])
         #expect(after["keep"]?.pid == before["keep"]?.pid && after["keep"]?.state == "active", "the unchanged app keeps its pid")
         #expect(after["change"]?.pid != nil && after["change"]?.pid != before["change"]?.pid)
@@ -250,13 +253,13 @@ struct SuperviseDaemonTests {
 
         try Data(#"{ "apps": [{ "name": "keep", "command": ["sleep", "30"], "colour": 1 }] }"#.utf8)
             .write(to: URL(filePath: "\(supervisor.directory)/apps.json"))
-        Self.checkOneLine(try supervisor.ctl("reload"), status: 2, "reload refused, nothing changed: --config \"\(supervisor.directory)/apps.json\": apps[0].colour is not a known key")
-        #expect(try Self.status(supervisor).mapValues(\.pid) == after.mapValues(\.pid))
+        await Self.checkOneLine(try supervisor.ctl("reload"), status: 2, "reload refused, nothing changed: --config \"\(supervisor.directory)/apps.json\": apps[0].colour is not a known key")
+        await #expect(try Self.status(supervisor).mapValues(\.pid) == after.mapValues(\.pid))
         #expect(supervisor.isRunning)
 
         // The changed app is registered anew under its own name: the library's lines name it so.
-        #expect(try supervisor.ctl("stop", "change").status == 0)
-        try supervisor.waitForError(containing: "app change terminated", count: 2)
+        await #expect(try supervisor.ctl("stop", "change").status == 0)
+        try await supervisor.waitForError(containing: "app change terminated", count: 2)
         #expect(!supervisor.currentError.contains("change~"), "\(supervisor.currentError)")
     }
 
@@ -277,11 +280,12 @@ struct SuperviseDaemonTests {
         }
         #expect(await wait(for: file), "\(contents(file))")
         #expect(rename(file, file + ".1") == 0)
-        #expect(try supervisor.ctl("reopen-logs").status == 0)
+        await #expect(try supervisor.ctl("reopen-logs").status == 0)
         #expect(await wait(for: file), "a new file after reopen-logs")
-        #expect(try supervisor.ctl("quit").status == 0)
-        #expect(supervisor.waitForExit() == 0)
-        #expect(supervisor.standardOutput.isEmpty && !supervisor.standardError.contains("oops"))
+        await #expect(try supervisor.ctl("quit").status == 0)
+        await #expect(supervisor.waitForExit() == 0)
+        let errorText = await supervisor.standardError
+        await #expect(supervisor.standardOutput.isEmpty && !errorText.contains("oops"))
     }
 
     /// `--metrics 127.0.0.1:0` serves Prometheus text; a bad address is one line and exit 2.
@@ -291,7 +295,7 @@ struct SuperviseDaemonTests {
                        { "name": "b", "command": ["sh", "-c", "exit 3"], "inBackground": "run" }] }
             """, arguments: ["--metrics", "127.0.0.1:0"], input: false)
         defer { supervisor.stop() }
-        let log = try supervisor.waitForError(containing: "app b terminated")
+        let log = try await supervisor.waitForError(containing: "app b terminated")
         let address = try #require(log.firstMatch(of: /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/).flatMap { UInt16($0.1) })
         // The apps launch at once: b can end before a's launch is done, and a's footprint is
         // published with the next sample.
@@ -318,7 +322,7 @@ struct SuperviseDaemonTests {
         #expect(samples[#"memory_pressure_warnings_total{step="warning"}"#] == 0)
         #expect(try Self.get("/other", port: address).hasPrefix("HTTP/1.1 404 "))
 
-        Self.checkOneLine(try SuperviseTool.run(["supervise", "--config", "\(supervisor.directory)/apps.json", "--socket", "\(supervisor.directory)/other.sock", "--metrics", "localhost"]),
+        await Self.checkOneLine(try SuperviseTool.run(["supervise", "--config", "\(supervisor.directory)/apps.json", "--socket", "\(supervisor.directory)/other.sock", "--metrics", "localhost"]),
                           status: 2, #"--metrics "localhost" is not an address; expected an IPv4 address and a port"#)
     }
 

@@ -269,22 +269,22 @@ struct SuperviseTests {
         (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "cwd": "/nonexistent-directory" }] }"#,
          #"apps[0] (app "a") process specification: working directory "/nonexistent-directory" is not an existing directory"#),
     ])
-    func aBadFileExitsWithStatusTwoInOneLine(_ text: String, _ expected: String) throws {
+    func aBadFileExitsWithStatusTwoInOneLine(_ text: String, _ expected: String) async throws {
         let directory = try SuperviseTool.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try Data(text.utf8).write(to: URL(filePath: "\(directory)/apps.json"))
         try Data("not a program\n".utf8).write(to: URL(filePath: "\(directory)/not-executable"))
-        let run = try SuperviseTool.run(["supervise", "--config", "apps.json"], in: directory)
+        let run = try await SuperviseTool.run(["supervise", "--config", "apps.json"], in: directory)
         #expect(run.status == 2)
         #expect(run.standardError.hasPrefix("mempressure: --config \"apps.json\": " + expected), "stderr: \(run.standardError)")
         #expect(run.standardError.split(separator: "\n").count == 1 && run.standardOutput.isEmpty)
     }
 
-    @Test func aFileThatCannotBeReadExitsWithStatusTwo() throws {
-        let missing = try SuperviseTool.run(["supervise", "--config", "/nonexistent/apps.json"])
+    @Test func aFileThatCannotBeReadExitsWithStatusTwo() async throws {
+        let missing = try await SuperviseTool.run(["supervise", "--config", "/nonexistent/apps.json"])
         #expect(missing.status == 2)
         #expect(missing.standardError == "mempressure: --config \"/nonexistent/apps.json\": cannot be read (No such file or directory); expected a readable JSON file\n")
-        let directory = try SuperviseTool.run(["supervise", "--config", "/tmp"])
+        let directory = try await SuperviseTool.run(["supervise", "--config", "/tmp"])
         #expect(directory.status == 2)
         #expect(directory.standardError == "mempressure: --config \"/tmp\": is a directory; expected a regular JSON file\n")
     }
@@ -292,7 +292,7 @@ struct SuperviseTests {
     /// Two `sleep 30` apps: `status` shows the foreground one active and the other in the
     /// background, each with its pid; `quit` terminates both and exits 0, leaving no process.
     @Test(.timeLimit(.minutes(1)))
-    func statusThenQuitShowsBothAppsAndLeavesNoProcess() throws {
+    func statusThenQuitShowsBothAppsAndLeavesNoProcess() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
@@ -301,13 +301,13 @@ struct SuperviseTests {
             """)
         defer { supervisor.stop() }
         try supervisor.send("status\n")
-        let lines = try supervisor.readLines(2)
+        let lines = try await supervisor.readLines(2)
         let pids = try Self.checkStatus(lines)
         try supervisor.send("quit\n")
-        let status = supervisor.waitForExit()
-        let standardError = supervisor.standardError
+        let status = await supervisor.waitForExit()
+        let standardError = await supervisor.standardError
         #expect(status == 0, "stderr: \(standardError)")
-        #expect(supervisor.standardOutput == lines.map { $0 + "\n" }.joined(), "only the status lines are on standard output")
+        await #expect(supervisor.standardOutput == lines.map { $0 + "\n" }.joined(), "only the status lines are on standard output")
         Self.checkGone(pids)
         #expect(standardError.contains("app editor terminated from active for explicit"), "stderr: \(standardError)")
         #expect(
@@ -319,7 +319,7 @@ struct SuperviseTests {
     /// The end of standard input does not stop the supervisor; SIGTERM does, as `quit` does, and a
     /// second SIGTERM (as `timeout` sends) does not cut the shutdown short.
     @Test(.timeLimit(.minutes(1)))
-    func theEndOfInputGoesOnAndSIGTERMShutsDownOnce() throws {
+    func theEndOfInputGoesOnAndSIGTERMShutsDownOnce() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
                 { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
@@ -328,17 +328,17 @@ struct SuperviseTests {
             """)
         defer { supervisor.stop() }
         try supervisor.send("background editor\nforeground sleeper\nstatus\n")
-        let lines = try supervisor.readLines(2)
+        let lines = try await supervisor.readLines(2)
         #expect(lines.first?.hasPrefix("editor suspended ") == true || lines.first?.hasPrefix("editor background ") == true, "\(lines)")
         #expect(lines.last?.hasPrefix("sleeper active ") == true, "\(lines)")
         let pids = try Self.checkStatus(lines)
         try supervisor.closeInput()
         // A real child process reading the end of its input: its own time is the subject, and
         // nothing it does says it has read it, so a fixed sleep.
-        Thread.sleep(forTimeInterval: 1)
+        try await Task.sleep(for: .seconds(1))
         #expect(supervisor.isRunning, "the end of standard input does not quit")
         #expect(kill(supervisor.pid, SIGTERM) == 0 && kill(supervisor.pid, SIGTERM) == 0)
-        #expect(supervisor.waitForExit() == 0, "stderr: \(supervisor.standardError)")
+        await #expect(supervisor.waitForExit() == 0, "stderr: \(supervisor.currentError)")
         Self.checkGone(pids)
     }
 
@@ -376,8 +376,8 @@ enum SuperviseTool {
     typealias Run = ExecutableRun
 
     /// Runs the tool with `arguments` in `directory`, standard input `/dev/null`, and waits for it.
-    static func run(_ arguments: [String], in directory: String? = nil) throws -> Run {
-        try runBuiltExecutable(named: "mempressure", arguments, in: directory.map { URL(filePath: $0) })
+    static func run(_ arguments: [String], in directory: String? = nil) async throws -> Run {
+        try await runBuiltExecutable(named: "mempressure", arguments, in: directory.map { URL(filePath: $0) })
     }
 
     /// `mempressure` in the build directory these tests run from.
@@ -442,7 +442,7 @@ enum SuperviseTool {
     }
 
     /// `mempressure supervise` running on a file of `apps`, its standard input a pipe.
-    final class Supervisor {
+    final class Supervisor: Sendable {
         let process = Process()
         private let input: Pipe
         private let output: Reader
@@ -474,8 +474,10 @@ enum SuperviseTool {
 
         var pid: Int32 { process.processIdentifier }
         var isRunning: Bool { process.isRunning }
-        var standardOutput: String { output.wait() }
-        var standardError: String { error.wait() }
+        /// Everything on standard output, once it has ended.
+        var standardOutput: String { get async { await blockingWait { [output] in output.wait() } } }
+        /// Everything on standard error, once it has ended.
+        var standardError: String { get async { await blockingWait { [error] in error.wait() } } }
 
         func send(_ text: String) throws {
             try input.fileHandleForWriting.write(contentsOf: Data(text.utf8))
@@ -486,11 +488,11 @@ enum SuperviseTool {
         }
 
         /// The first `count` lines of standard output, waiting for them as they arrive (20 s at most).
-        func readLines(_ count: Int) throws -> [String] {
-            func lines(_ text: String) -> [String] {
+        func readLines(_ count: Int) async throws -> [String] {
+            @Sendable func lines(_ text: String) -> [String] {
                 text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
             }
-            if let text = output.text(within: .seconds(20), until: { lines($0).count >= count }) {
+            if let text = await blockingWait({ [output] in output.text(within: .seconds(20), until: { lines($0).count >= count }) }) {
                 return Array(lines(text).prefix(count))
             }
             Issue.record("no \(count) lines within 20 s; stdout: \(output.current.debugDescription), stderr: \(error.current)")
@@ -501,8 +503,10 @@ enum SuperviseTool {
 
         /// Standard error so far, once it holds `text` (20 s at most).
         @discardableResult
-        func waitForError(containing text: String, count: Int = 1) throws -> String {
-            if let all = error.text(within: .seconds(20), until: { $0.components(separatedBy: text).count > count }) { return all }
+        func waitForError(containing text: String, count: Int = 1) async throws -> String {
+            if let all = await blockingWait({ [error] in error.text(within: .seconds(20), until: { $0.components(separatedBy: text).count > count }) }) {
+                return all
+            }
             Issue.record("no \(text.debugDescription) ×\(count) on standard error within 20 s; stderr: \(error.current)")
             throw TimedOut()
         }
@@ -511,13 +515,19 @@ enum SuperviseTool {
         var currentError: String { error.current }
 
         /// `mempressure ctl --socket SOCKET` with `arguments`.
-        func ctl(_ arguments: String...) throws -> Run {
-            try SuperviseTool.run(["ctl", "--socket", socket] + arguments)
+        func ctl(_ arguments: String...) async throws -> Run {
+            try await SuperviseTool.run(["ctl", "--socket", socket] + arguments)
         }
 
         /// Its exit status, within 20 s (then SIGKILL), waiting for its end as `Process` reports it.
-        func waitForExit() -> Int32 {
-            let ended = exited.wait(timeout: .now() + 20) == .success
+        func waitForExit() async -> Int32 {
+            let ended = await blockingWait { [exited] in exited.wait(timeout: .now() + 20) == .success }
+            return finishExit(ended: ended)
+        }
+
+        /// The exit status once ``waitForExit()``'s wait has `ended` (or not: the supervisor is
+        /// then killed), waiting on the calling thread for `Process` to report it.
+        private func finishExit(ended: Bool) -> Int32 {
             // Left signalled for a later call (``stop()`` waits too).
             if ended { exited.signal() }
             if !ended, process.isRunning {
@@ -532,7 +542,7 @@ enum SuperviseTool {
         func stop() {
             if process.isRunning {
                 kill(pid, SIGTERM)
-                _ = waitForExit()
+                _ = finishExit(ended: exited.wait(timeout: .now() + 20) == .success)
             }
             try? FileManager.default.removeItem(atPath: directory)
         }
