@@ -408,16 +408,29 @@ struct ChildProcessTests {
         // A process that has ended, whose pid stands for a maker no longer alive.
         let ended = try ChildProcess.spawn(.shell("exit 0"))
         _ = try #require(ended.waitForExit(timeout: .seconds(30)))
-        let leftover = parent.appending("memory-pressure-child-\(ended.pid)-1")
-        let ours = parent.appending("memory-pressure-child-\(getpid())-999999")
+
+        // The sweep, in a parent of this test's own: the other tests' systems, finding the parents
+        // at the same time, sweep the real parent too (one of them removed this test's leftover
+        // there first, in a CI run), and never this one.
+        let own = parent.appending("leftover-sweep-test-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+        #expect(mkdir(own.string, 0o755) == 0, "\(own)")
+        defer { rmdir(own.string) }
+        let leftover = own.appending("memory-pressure-child-\(ended.pid)-1")
+        let ours = own.appending("memory-pressure-child-\(getpid())-999999")
         for directory in [leftover, ours] {
             #expect(mkdir(directory.string, 0o755) == 0, "\(directory)")
         }
         defer { rmdir(ours.string) }
-        let found = ChildControlGroupParents.discover()
-        #expect(found.leftoversRemoved >= 1)
+        let swept = ChildControlGroupParents.removeLeftovers(in: own)
+        #expect(swept.removed == [leftover] && swept.emptied.isEmpty, "\(swept)")
         #expect(access(leftover.string, F_OK) != 0, "a dead process's empty cgroup is removed")
         #expect(access(ours.string, F_OK) == 0, "a live process's cgroup stays")
+
+        // Finding the parents sweeps each of them: a leftover in the real parent is gone after.
+        let inParent = parent.appending("memory-pressure-child-\(ended.pid)-2")
+        #expect(mkdir(inParent.string, 0o755) == 0, "\(inParent)")
+        _ = ChildControlGroupParents.discover()
+        #expect(access(inParent.string, F_OK) != 0, "a dead process's empty cgroup in a parent is removed when the parents are found")
     }
 
     // MARK: Bad specifications

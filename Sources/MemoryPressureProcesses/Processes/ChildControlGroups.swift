@@ -166,7 +166,7 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     /// thread of their own, their children thawed and killed, as the maker would have at its end,
     /// so that finding the parents never waits for them. A cgroup whose maker is alive is left alone.
     /// Returns those removed at once and those being emptied.
-    private static func removeLeftovers(in parent: FilePath) -> Leftovers {
+    static func removeLeftovers(in parent: FilePath) -> Leftovers {
         guard let directory = opendir(parent.string) else { return Leftovers() }
         defer { closedir(directory) }
         let prefix = "memory-pressure-child-"
