@@ -83,7 +83,10 @@ struct EndToEndTests {
         #expect(report.purges.count >= 1 && report.purges.bytes > 0)
         #expect(!report.terminations.isEmpty)
         for termination in report.terminations {
-            #expect(termination.reason == "system pressure" && termination.state == "suspended")
+            // Suspended apps first; an app still in the background (its `didEnterBackground` not yet
+            // done: under ThreadSanitizer it took long enough once in CI) is the ladder's next band.
+            // Never the foreground.
+            #expect(termination.reason == "system pressure" && ["suspended", "background"].contains(termination.state), "\(termination)")
             #expect(termination.atSeconds > 0 && termination.atSeconds <= report.durationSeconds)
             #expect(termination.footprintBytes >= 64 * mebibyte && termination.reclaimedBytes <= termination.footprintBytes)
         }
