@@ -102,7 +102,8 @@ struct CompressionKernelTests {
         var configuration = try MemorySystem.Configuration.test(targetBytes: 4 << 30, logger: silentLogger)
         configuration.compression = .automatic
         let system = try MemorySystem(configuration: configuration)
-        let app = try system.register(.test("photos")) { IdleDelegate() }
+        let resumed = ForegroundClock()
+        let app = try system.register(.test("photos")) { resumed }
         try await app.launch()
         let heap = try system.heap(for: app.identifier)
         var buffers: [HeapBuffer] = []
@@ -112,6 +113,10 @@ struct CompressionKernelTests {
             buffers.append(buffer)
         }
         let checksums = buffers.map { $0.withUnsafeBytes { Self.checksum($0) } }
+        // The resume with its memory resident, for the figure with it compressed below.
+        #expect(try await app.enterBackground() == .suspended)
+        let residentResume = try await Self.resume(app, heardBy: resumed, buffers: buffers)
+        #expect(residentResume.checksums == checksums)
         #expect(try await app.enterBackground() == .suspended)
         let resident = try buffers.reduce(0) { total, buffer in try total + buffer.withUnsafeBytes { try Self.residentBytes(of: $0) } }
         #expect(system.compressor.totalFootprintBytes(reading: .changing) == nil, "nothing of this process's own paged out yet")
@@ -124,9 +129,36 @@ struct CompressionKernelTests {
         #expect(advised >= (Self.mebibytes << 20) * 99 / 100, "every whole page of the buffers")
         #expect(after < resident / 10, "paged out to under 10 % of its resident size: \(resident) then \(after)")
         #expect(counted > 0 && counted < resident / 10, "its pages in swap count at what zram spends on them: \(counted)")
-        #expect(try await app.enterForeground() == .active)
-        #expect(buffers.map { $0.withUnsafeBytes { Self.checksum($0) } } == checksums, "every buffer came back as it left")
+        let compressedResume = try await Self.resume(app, heardBy: resumed, buffers: buffers)
+        #expect(compressedResume.checksums == checksums, "every buffer came back as it left")
+        print("compression: the app's first callback came \(compressedResume.callback) after enterForeground compressed, "
+            + "\(residentResume.callback) resident; it read its \(Self.mebibytes) MiB back in \(compressedResume.readBack) compressed, "
+            + "\(residentResume.readBack) resident")
         await system.shutDown()
+    }
+
+    /// An app's delegate that notes when `willEnterForeground` comes.
+    final class ForegroundClock: AppDelegate, Sendable {
+        let heard = SharedBox<ContinuousClock.Instant?>(nil)
+
+        func willEnterForeground(_ app: isolated App) {
+            heard.value = ContinuousClock.now
+        }
+    }
+
+    /// Brings the suspended `app` to the foreground; returns the time from `enterForeground` to
+    /// its first callback (`willEnterForeground`, as `delegate` heard it), the time then to read
+    /// every buffer again (the page-in, when compressed), and the buffers' checksums.
+    static func resume(
+        _ app: App, heardBy delegate: ForegroundClock, buffers: [HeapBuffer]
+    ) async throws -> (callback: Duration, readBack: Duration, checksums: [UInt64]) {
+        delegate.heard.value = nil
+        let asked = ContinuousClock.now
+        #expect(try await app.enterForeground() == .active)
+        let heard = try #require(delegate.heard.value, "willEnterForeground came")
+        let readStart = ContinuousClock.now
+        let checksums = buffers.map { $0.withUnsafeBytes { Self.checksum($0) } }
+        return (heard - asked, ContinuousClock.now - readStart, checksums)
     }
 
     /// Fills `bytes` as the child fills its memory: each 4 KiB, its number (with `number`), then the
