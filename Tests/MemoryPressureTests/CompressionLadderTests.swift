@@ -171,4 +171,26 @@ struct CompressionLadderTests {
         #expect(compressor.compress(app) != nil)
         #expect(fake.pagedOut.count == 2)
     }
+
+    /// A background app that keeps running pages back in what it touches: once its footprint has
+    /// grown back by `regrowthBytes` over the figure noted after its compression, it may be
+    /// compressed again in the same stay, and not before (nor before that figure is noted).
+    @Test func aRunningAppIsCompressedAgainOnceItHasGrownBackAndNotBefore() throws {
+        let fake = FakeKernel(zram: true, share: 0.5)
+        let processes = ProcessApps(warningTimeout: .seconds(1), logger: silentLogger) { _, _ in }
+        let compressor = Compressor(setting: .automatic, processes: processes, registry: PurgeRegistry(), logger: silentLogger, kernel: fake.kernel)
+        #expect(compressor.refresh(reporting: false))
+        let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test("worker")) { IdleDelegate() }
+        let regrowth = Compressor.regrowthBytes
+        #expect(compressor.compress(app, footprintBytes: 300 * mebibyte) != nil)
+        #expect(!compressor.mayCompress(app.identifier, footprintBytes: 1 << 40), "not again before its figure after is noted")
+        #expect(compressor.compress(app, footprintBytes: 1 << 40) == nil)
+        compressor.noteCompressed(app.identifier, footprintBytes: 20 * mebibyte)
+        #expect(!compressor.mayCompress(app.identifier, footprintBytes: 20 * mebibyte + regrowth - 1))
+        #expect(compressor.compress(app, footprintBytes: 20 * mebibyte + regrowth - 1) == nil)
+        #expect(compressor.compress(app) == nil, "without a figure, once per stay")
+        #expect(compressor.mayCompress(app.identifier, footprintBytes: 20 * mebibyte + regrowth))
+        #expect(compressor.compress(app, footprintBytes: 20 * mebibyte + regrowth) != nil)
+        #expect(fake.pagedOut == [app.identifier.rawValue, app.identifier.rawValue])
+    }
 }

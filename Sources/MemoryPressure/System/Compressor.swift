@@ -8,7 +8,13 @@ import MemoryPressureLifecycle
 import MemoryPressureProcesses
 
 /// The ladder's compression step's hands: whether compression can run here now, the page-out of
-/// one suspended app's memory, and which apps are compressed already.
+/// one app's memory, and which apps are compressed already.
+///
+/// An app is compressed once per stay in the background, with one exception: an app that keeps
+/// running there pages back in what it touches and may allocate more, so once its footprint has
+/// grown back by ``regrowthBytes`` over the figure noted after its compression, it may be compressed
+/// again (a fleet's workers, growing at 32 MiB a second, were all terminated when each was
+/// compressed only once).
 ///
 /// It reads the swap devices (`/proc/swaps` and zram's `mm_stat`, a few microseconds) as the
 /// system is made and as each compression step begins, and gives their cost per swapped byte to
@@ -16,8 +22,9 @@ import MemoryPressureProcesses
 /// compression is on, and why not when it is off; later ones only when that changed.
 package final class Compressor: Sendable {
     private struct State {
-        /// The apps compressed in this stay in the background: not paged out twice.
-        var compressed: Set<AppIdentifier> = []
+        /// The apps compressed in this stay in the background, each with its footprint as noted
+        /// after its compression (``noteCompressed(_:footprintBytes:)``); `Int.max` until then.
+        var compressed: [AppIdentifier: Int] = [:]
         /// Why compression was last found off (nil: on), as the log last said; nothing said yet
         /// while `reported` is false.
         var reason: String?
@@ -95,17 +102,37 @@ package final class Compressor: Sendable {
         state.withLock { $0.reason }
     }
 
+    /// How much a compressed app must grow back before it may be compressed again in the same stay.
+    static let regrowthBytes = 32 << 20
+
     /// Whether `app` was compressed in this stay in the background.
     func isCompressed(_ app: AppIdentifier) -> Bool {
-        state.withLock { $0.compressed.contains(app) }
+        state.withLock { $0.compressed[app] != nil }
     }
 
-    /// Pages `app`'s memory out, once per stay in the background: its child's, for a process app. Returns the
-    /// bytes advised, or nil when there was nothing it could page out (an in-process app, a child
-    /// that has ended, or a kernel that refuses, said in the log).
-    func compress(_ app: App) -> Int? {
+    /// Whether `app`, whose footprint is `footprintBytes` now, may be compressed: not yet in this
+    /// stay, or grown back by ``regrowthBytes`` since.
+    func mayCompress(_ app: AppIdentifier, footprintBytes: Int) -> Bool {
+        state.withLock { Self.mayCompress(after: $0.compressed[app], footprintBytes: footprintBytes) }
+    }
+
+    private static func mayCompress(after noted: Int?, footprintBytes: Int) -> Bool {
+        guard let noted else { return true }
+        return noted != .max && footprintBytes >= noted + regrowthBytes
+    }
+
+    /// Pages `app`'s memory out (its child's, for a process app) when it may be now (see
+    /// ``mayCompress(_:footprintBytes:)``; without `footprintBytes`, once per stay in the
+    /// background). Returns the bytes advised, or nil when it was not paged out, or there was
+    /// nothing it could page out (a child that has ended, or a kernel that refuses, said in the log).
+    func compress(_ app: App, footprintBytes: Int = .min) -> Int? {
         let identifier = app.identifier
-        guard state.withLock({ $0.compressed.insert(identifier).inserted }) else { return nil }
+        let claimed = state.withLock { state in
+            guard Self.mayCompress(after: state.compressed[identifier], footprintBytes: footprintBytes) else { return false }
+            state.compressed[identifier] = .max
+            return true
+        }
+        guard claimed else { return nil }
         do {
             let advised = try kernel.pageOut(identifier)
             guard advised != nil else { return nil }
@@ -129,12 +156,19 @@ package final class Compressor: Sendable {
     /// What this process's own pages in swap cost, as last read.
     private let ownCompressedBytes = Atomic<Int>(0)
 
+    /// Notes `app`'s footprint as measured after its compression: what its growth is judged from.
+    func noteCompressed(_ app: AppIdentifier, footprintBytes: Int) {
+        state.withLock { state in
+            if state.compressed[app] != nil { state.compressed[app] = footprintBytes }
+        }
+    }
+
     /// `app` moved to `state`: back in the foreground, or terminated, it is no longer counted as
     /// compressed (what it touches comes back, and its next stay in the background may compress it
     /// again).
     func moved(_ app: AppIdentifier, to state: AppState) {
         guard state != .suspended, state != .background else { return }
-        self.state.withLock { _ = $0.compressed.remove(app) }
+        self.state.withLock { _ = $0.compressed.removeValue(forKey: app) }
     }
 }
 

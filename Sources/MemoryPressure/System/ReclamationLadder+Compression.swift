@@ -20,7 +20,8 @@ extension ReclamationLadder {
     /// A suspended app runs no code, so paging its memory out costs it nothing until it comes back.
     /// A background app that runs pages back in what it touches; what it holds and does not touch
     /// stays compressed, and it keeps its state, where the next step would terminate it. An app is
-    /// compressed once per stay in the background.
+    /// compressed once per stay in the background, or again once it has grown back by
+    /// ``Compressor/regrowthBytes`` (a background app that keeps running).
     ///
     /// A process app whose footprint is under 1 % of what is still to be reclaimed is passed over
     /// (see ``isPointless(_:toward:)``). Nothing runs where compression is off (see ``Compression``).
@@ -45,19 +46,22 @@ extension ReclamationLadder {
         var compressed: [AppIdentifier] = []
         for band in AppImportance.allCases {
             let inBand = apps.apps(in: [state]).filter {
-                $0.configuration.importance == band && !compressor.isCompressed($0.identifier)
+                $0.configuration.importance == band
+                    && compressor.mayCompress($0.identifier, footprintBytes: registry.footprint(of: $0.identifier).totalBytes)
             }
             var candidates = VictimHeap(inBand) { registry.footprint(of: $0.identifier).totalBytes }
             while advised < Self.compressionBytesPerRun, let bytes = footprint.bytes, bytes > target,
                 let candidate = candidates.popLargest()
             {
+                let candidateFootprint = registry.footprint(of: candidate.identifier)
                 guard candidate.systemState == state,
-                    !Self.isPointless(registry.footprint(of: candidate.identifier), toward: bytes - target),
-                    let pagedOut = compressor.compress(candidate)
+                    !Self.isPointless(candidateFootprint, toward: bytes - target),
+                    let pagedOut = compressor.compress(candidate, footprintBytes: candidateFootprint.totalBytes)
                 else { continue }
                 advised = advised.addingClamped(pagedOut)
                 compressed.append(candidate.identifier)
                 footprint = LadderFootprint(monitor.measure())
+                compressor.noteCompressed(candidate.identifier, footprintBytes: registry.footprint(of: candidate.identifier).totalBytes)
             }
         }
         if !compressed.isEmpty {
