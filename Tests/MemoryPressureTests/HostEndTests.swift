@@ -28,13 +28,17 @@ extension ChildProcessTests {
 
         /// Starts `host-fixture` to end by `end`, its frozen app frozen by `freezer` (this machine's
         /// best when nil), and waits until it is ready.
-        static func startHost(_ end: String, freezer: FreezeMechanism? = nil, in directory: TemporaryDirectory) async throws -> ReadyHost {
+        static func startHost(
+            _ end: String, freezer: FreezeMechanism? = nil, inside controlGroups: [FilePath] = [], in directory: TemporaryDirectory
+        ) async throws -> ReadyHost {
             let fixture = try #require(executableBesideTheTests(named: "host-fixture"), "host-fixture is built beside the test bundle")
             let output = directory.path.appending("output-\(end)").string
             let log = directory.path.appending("log-\(end)").string
-            // No cgroup of its own: its children's cgroups go beside this process's, as any host's.
+            // No cgroup of its own unless given (the shell enters each, then becomes the host): its
+            // children's cgroups go beside its own, as any host's.
+            let enter = controlGroups.map { "echo $$ > '\($0.appending("cgroup.procs"))' && " }.joined()
             let host = try ChildProcess.spawn(
-                .shell("HOST_FIXTURE_OUTPUT='\(output)' \(freezer.map { "HOST_FIXTURE_FREEZER='\($0.rawValue)' " } ?? "")exec '\(fixture)' \(end) 2>'\(log)'"),
+                .shell("\(enter)HOST_FIXTURE_OUTPUT='\(output)' \(freezer.map { "HOST_FIXTURE_FREEZER='\($0.rawValue)' " } ?? "")exec '\(fixture)' \(end) 2>'\(log)'"),
                 options: ChildProcessOptions(freezeMechanism: .stopSignal, usesMemoryControlGroup: false)
             )
             let ready = await eventually { (try? ClientChannelTests.lines(output))?.last == "ready" }
@@ -87,7 +91,17 @@ extension ChildProcessTests {
         @Test func theNextHostSweepsWhatAHostKilledWithItsGuardianLeft() async throws {
             let directory = try TemporaryDirectory()
             let freezer = Self.freezers.contains(.controlGroupV1) ? .controlGroupV1 : Self.freezers.first
-            let host = try await Self.startHost("kill", freezer: freezer, in: directory)
+            // The two hosts run in cgroups of their own, one in each hierarchy this process's
+            // children use: any other process of the library that finds its parents meanwhile (a
+            // host of another test, a `mempressure` run) sweeps the shared ones, and under
+            // ThreadSanitizer one swept this test's leftovers there before its next host could.
+            let parents = ChildControlGroupParents.current
+            let own = Set([parents.memory?.directory, parents.freezerV1, parents.freezerV2].compactMap(\.self)).map {
+                $0.appending("host-sweep-test-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+            }
+            for group in own { #expect(mkdir(group.string, 0o755) == 0, "\(group)") }
+            defer { for group in own { rmdir(group.string) } }
+            let host = try await Self.startHost("kill", freezer: freezer, inside: own, in: directory)
             guard !host.controlGroups.isEmpty else {
                 try Test.cancel("this machine gives children no cgroups: there is nothing to sweep")
             }
@@ -104,9 +118,9 @@ extension ChildProcessTests {
             }
             #expect(host.controlGroups.allSatisfy(Self.exists), "no guardian removed them")
 
-            let next = try await Self.startHost("sweep", in: directory)
+            let next = try await Self.startHost("sweep", inside: own, in: directory)
             #expect(next.process.waitForExit(timeout: .seconds(30))?.exit == .exited(status: 0))
-            #expect(await eventually { !Self.isAlive(frozen) && !host.controlGroups.contains(where: Self.exists) })
+            #expect(await eventually { !Self.isAlive(frozen) && !host.controlGroups.contains(where: Self.exists) }, "frozen alive: \(Self.isAlive(frozen)), left: \(host.controlGroups.filter(Self.exists))")
             let log = try KernelFile.read(FilePath(next.log))
             #expect(log.contains("left by processes no longer alive"), "the sweep is logged: \(log)")
         }

@@ -47,10 +47,18 @@ struct NoOverkillTests {
             Issue.record("no ladder run at critical")
             return
         }
-        #expect(run.steps.flatMap(\.terminated).map(\.rawValue) == ["a", "b"])
-        #expect(apps[2].state == .suspended, "c was not needed")
-        let records = system.terminations.filter { $0.step == .terminateSuspended }
+        #expect(run.steps.flatMap(\.terminated).map(\.rawValue) == ["a", "b"], "c was not needed")
+        // This run's records. The scripted footprint never falls, so the next sample's run may take
+        // c before the system stops (under ThreadSanitizer one did): a run of its own, which starts
+        // from nothing returned.
+        let all = system.terminations.filter { $0.step == .terminateSuspended }
+        let records = Array(all.prefix(2))
         #expect(records.map(\.app.rawValue) == ["a", "b"])
+        if let later = all.dropFirst(2).first {
+            #expect(later.app == .test("c") && later.decision?.earlierReturnedBytes == 0, "c, only in a later run: \(later)")
+        } else {
+            #expect(apps[2].state == .suspended)
+        }
         // Each record says what the ladder counted as it chose the app: the first at the footprint
         // measured, the second at that less what the first returned, both above the target.
         #expect(records.first?.decision == TerminationRecord.LadderDecision(footprintBytes: footprint, targetBytes: system.targetBytes))

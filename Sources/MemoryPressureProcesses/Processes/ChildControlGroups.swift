@@ -66,17 +66,16 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     package var freezerV2Reason: String?
     package var freezerV1Reason: String?
     /// The cgroups that processes no longer alive left for their children, found with the
-    /// parents: removed at once when empty, or emptied (their members thawed and killed) and
-    /// removed on a thread of their own.
+    /// parents: removed when empty, or emptied (their members thawed and killed) and removed.
     package var leftovers = Leftovers()
     /// Cgroups that processes no longer alive left.
     package struct Leftovers: Hashable, Sendable {
         /// Empty, removed at once.
         package var removed: [FilePath] = []
-        /// Holding processes (a frozen child, perhaps), emptied and removed on a thread of their own.
+        /// Holding processes (a frozen child, perhaps), emptied, then removed.
         package var emptied: [FilePath] = []
     }
-    /// How many empty leftovers were removed at once.
+    /// How many empty leftovers were removed.
     package var leftoversRemoved: Int { leftovers.removed.count }
 
     /// The freezer used when none is asked for: v2, else v1, else the stop signal.
@@ -152,7 +151,10 @@ package struct ChildControlGroupParents: Hashable, Sendable {
         } else {
             parents.freezerV1Reason = "there is no v1 freezer hierarchy"
         }
-        for parent in Set([parents.memory?.directory, parents.freezerV2, parents.freezerV1].compactMap(\.self)) {
+        // The freezers' first: a frozen leftover's members die only once thawed, and its memory
+        // cgroup empties only then.
+        var swept: Set<FilePath> = []
+        for parent in [parents.freezerV2, parents.freezerV1, parents.memory?.directory].compactMap(\.self) where swept.insert(parent).inserted {
             let found = removeLeftovers(in: parent)
             parents.leftovers.removed += found.removed
             parents.leftovers.emptied += found.emptied
@@ -161,11 +163,13 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     }
 
     /// Removes the cgroups that processes no longer alive left for their children in `parent` (a
-    /// process killed before it could remove them), and returns how many empty ones went at once.
-    /// Those that still hold the dead maker's children (frozen, perhaps, for ever) are emptied on a
-    /// thread of their own, their children thawed and killed, as the maker would have at its end,
-    /// so that finding the parents never waits for them. A cgroup whose maker is alive is left alone.
-    /// Returns those removed at once and those being emptied.
+    /// process killed before it could remove them). Those that still hold the dead maker's
+    /// children (frozen, perhaps, for ever) are emptied first, their children thawed and killed, as
+    /// the maker would have at its end: finding the parents waits for that (a few milliseconds a
+    /// cgroup, 2 s at most), once per process, and only after a crash. On a thread of its own, as it
+    /// was, a host that ended soon after could leave the sweep unfinished, and the thread belonged
+    /// to no one. A cgroup whose maker is alive is left alone. Returns those removed empty and those
+    /// emptied.
     static func removeLeftovers(in parent: FilePath) -> Leftovers {
         guard let directory = opendir(parent.string) else { return Leftovers() }
         defer { closedir(directory) }
@@ -184,11 +188,7 @@ package struct ChildControlGroupParents: Hashable, Sendable {
                 occupied.append(parent.appending(name))
             }
         }
-        if !occupied.isEmpty, let thread = try? PosixThread.start(named: "mp-cgroup-sweep", { [occupied] in
-            for directory in occupied { _ = ChildControlGroups.removeEmptying(directory) }
-        }) {
-            pthread_detach(thread)
-        }
+        for directory in occupied { _ = ChildControlGroups.removeEmptying(directory) }
         return Leftovers(removed: removed, emptied: occupied)
     }
 

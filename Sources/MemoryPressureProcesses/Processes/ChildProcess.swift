@@ -278,7 +278,7 @@ package final class ChildProcess: Sendable {
         )
         let (removed, emptied) = (parents.leftovers.removed, parents.leftovers.emptied)
         if !removed.isEmpty || !emptied.isEmpty {
-            let held = emptied.isEmpty ? "" : "; \(emptied.count) still held processes, which are thawed and killed"
+            let held = emptied.isEmpty ? "" : "; \(emptied.count) still held processes, which were thawed and killed"
             logger.warning(
                 "swept \(removed.count + emptied.count) child cgroups left by processes no longer alive\(held)",
                 metadata: ["removed": "\(removed.map(\.string))", "emptied": "\(emptied.map(\.string))"]
