@@ -155,12 +155,19 @@ struct CompressionLadderTests {
         #expect(said.first?.contains(zram ? "the configuration turns it off" : "/swapfile only, not on zram") == true, "\(said)")
     }
 
-    @Test func aCompressedAppIsNotPagedOutAgainUntilItWasBackInTheForeground() throws {
-        let fake = FakeKernel(zram: true, share: 0.5)
+    /// A compressor on `fake`'s kernel, which finds compression on, and an app of its own system
+    /// named `name`, for the compressor's own tests.
+    static func compressorAndApp(named name: String, on fake: FakeKernel) throws -> (Compressor, App) {
         let processes = ProcessApps(warningTimeout: .seconds(1), logger: silentLogger) { _, _ in }
         let compressor = Compressor(setting: .automatic, processes: processes, registry: PurgeRegistry(), logger: silentLogger, kernel: fake.kernel)
         #expect(compressor.refresh(reporting: false))
-        let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test("one")) { IdleDelegate() }
+        let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test(name)) { IdleDelegate() }
+        return (compressor, app)
+    }
+
+    @Test func aCompressedAppIsNotPagedOutAgainUntilItWasBackInTheForeground() throws {
+        let fake = FakeKernel(zram: true, share: 0.5)
+        let (compressor, app) = try Self.compressorAndApp(named: "one", on: fake)
         #expect(compressor.compress(app) != nil)
         #expect(compressor.isCompressed(app.identifier))
         #expect(compressor.compress(app) == nil, "once per stay in the background")
@@ -177,10 +184,7 @@ struct CompressionLadderTests {
     /// compressed again in the same stay, and not before (nor before that figure is noted).
     @Test func aRunningAppIsCompressedAgainOnceItHasGrownBackAndNotBefore() throws {
         let fake = FakeKernel(zram: true, share: 0.5)
-        let processes = ProcessApps(warningTimeout: .seconds(1), logger: silentLogger) { _, _ in }
-        let compressor = Compressor(setting: .automatic, processes: processes, registry: PurgeRegistry(), logger: silentLogger, kernel: fake.kernel)
-        #expect(compressor.refresh(reporting: false))
-        let app = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger)).register(.test("worker")) { IdleDelegate() }
+        let (compressor, app) = try Self.compressorAndApp(named: "worker", on: fake)
         let regrowth = Compressor.regrowthBytes
         #expect(compressor.compress(app, footprintBytes: 300 * mebibyte) != nil)
         #expect(!compressor.mayCompress(app.identifier, footprintBytes: 1 << 40), "not again before its figure after is noted")

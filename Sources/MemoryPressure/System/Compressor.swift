@@ -21,10 +21,18 @@ import MemoryPressureProcesses
 /// the process apps' footprints. The first step that would compress says in the log whether
 /// compression is on, and why not when it is off; later ones only when that changed.
 package final class Compressor: Sendable {
+    /// Where an app compressed in this stay stands.
+    private enum Compressed {
+        /// Being paged out, or paged out with no figure noted after yet: not again meanwhile.
+        case pagingOut
+        /// Paged out; its footprint as noted after (``noteCompressed(_:footprintBytes:)``), from
+        /// which its growth is judged.
+        case noted(footprintBytes: Int)
+    }
+
     private struct State {
-        /// The apps compressed in this stay in the background, each with its footprint as noted
-        /// after its compression (``noteCompressed(_:footprintBytes:)``); `Int.max` until then.
-        var compressed: [AppIdentifier: Int] = [:]
+        /// The apps compressed in this stay in the background.
+        var compressed: [AppIdentifier: Compressed] = [:]
         /// Why compression was last found off (nil: on), as the log last said; nothing said yet
         /// while `reported` is false.
         var reason: String?
@@ -113,23 +121,28 @@ package final class Compressor: Sendable {
     /// Whether `app`, whose footprint is `footprintBytes` now, may be compressed: not yet in this
     /// stay, or grown back by ``regrowthBytes`` since.
     func mayCompress(_ app: AppIdentifier, footprintBytes: Int) -> Bool {
-        state.withLock { Self.mayCompress(after: $0.compressed[app], footprintBytes: footprintBytes) }
+        state.withLock { Self.mayCompress($0.compressed[app], footprintBytes: footprintBytes) }
     }
 
-    private static func mayCompress(after noted: Int?, footprintBytes: Int) -> Bool {
-        guard let noted else { return true }
-        return noted != .max && footprintBytes >= noted + regrowthBytes
+    /// Whether an app that stands at `compressed` in this stay (nil: not compressed yet) may be
+    /// compressed with its footprint at `footprintBytes` (nil: not known, so not again).
+    private static func mayCompress(_ compressed: Compressed?, footprintBytes: Int?) -> Bool {
+        switch compressed {
+        case nil: true
+        case .pagingOut: false
+        case .noted(let after): footprintBytes.map { $0 >= after + regrowthBytes } ?? false
+        }
     }
 
     /// Pages `app`'s memory out (its child's, for a process app) when it may be now (see
     /// ``mayCompress(_:footprintBytes:)``; without `footprintBytes`, once per stay in the
     /// background). Returns the bytes advised, or nil when it was not paged out, or there was
     /// nothing it could page out (a child that has ended, or a kernel that refuses, said in the log).
-    func compress(_ app: App, footprintBytes: Int = .min) -> Int? {
+    func compress(_ app: App, footprintBytes: Int? = nil) -> Int? {
         let identifier = app.identifier
         let claimed = state.withLock { state in
-            guard Self.mayCompress(after: state.compressed[identifier], footprintBytes: footprintBytes) else { return false }
-            state.compressed[identifier] = .max
+            guard Self.mayCompress(state.compressed[identifier], footprintBytes: footprintBytes) else { return false }
+            state.compressed[identifier] = .pagingOut
             return true
         }
         guard claimed else { return nil }
@@ -159,7 +172,7 @@ package final class Compressor: Sendable {
     /// Notes `app`'s footprint as measured after its compression: what its growth is judged from.
     func noteCompressed(_ app: AppIdentifier, footprintBytes: Int) {
         state.withLock { state in
-            if state.compressed[app] != nil { state.compressed[app] = footprintBytes }
+            if state.compressed[app] != nil { state.compressed[app] = .noted(footprintBytes: footprintBytes) }
         }
     }
 
