@@ -49,7 +49,14 @@ struct PassedOverTests {
             return await events.first(within: generousDeadline) { $0.runUnderTarget != nil }?.runUnderTarget
         }
         #expect(run?.steps.flatMap(\.terminated) == [.test("big")], "the app that holds the excess, not the tiny one first")
-        #expect(tiny.state == .suspended)
+        // The scripted footprint never falls, so the next sample's run may take the tiny app, the
+        // only one left, before the system stops (under ThreadSanitizer one did in CI): in a run of
+        // its own, which starts from nothing returned.
+        if let later = system.terminations.first(where: { $0.app == tiny.identifier }) {
+            #expect(later.decision?.earlierReturnedBytes == 0, "the tiny app, only in a later run: \(later)")
+        } else {
+            #expect(tiny.state == .suspended)
+        }
         _ = await system.shutDown()
     }
 }
