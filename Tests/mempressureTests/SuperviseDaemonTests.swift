@@ -54,8 +54,8 @@ struct SuperviseDaemonTests {
     @Test func ctlDrivesADaemonThroughEveryVerb() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
-                { "name": "editor", "command": ["sh", "-c", "echo hello from editor; exec sleep 30"], "start": "foreground" },
-                { "name": "sleeper", "command": ["sleep", "30"], "inBackground": "run" }
+                { "name": "editor", "command": ["sh", "-c", "echo hello from editor; exec sleep 300"], "start": "foreground" },
+                { "name": "sleeper", "command": ["sleep", "300"], "inBackground": "run" }
             ] }
             """, input: false)
         defer { supervisor.stop() }
@@ -118,7 +118,7 @@ struct SuperviseDaemonTests {
     /// The socket is 0600; a second supervisor on it is refused; a process of another user cannot
     /// connect (`setpriv` to nobody), and the supervisor goes on.
     @Test func theSocketIsTheUsersAlone() async throws {
-        let supervisor = try SuperviseTool.Supervisor(apps: #"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" }] }"#, input: false)
+        let supervisor = try SuperviseTool.Supervisor(apps: #"{ "apps": [{ "name": "a", "command": ["sleep", "300"], "start": "foreground" }] }"#, input: false)
         defer { supervisor.stop() }
         try await supervisor.waitForError(containing: "supervising 1 app")
         var status = stat()
@@ -175,7 +175,7 @@ struct SuperviseDaemonTests {
     /// An app the system terminates for its own limit is not restarted by policy, even `always`.
     @Test func anAppTerminatedByTheSystemIsNotRestarted() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
-            { "apps": [{ "name": "hog", "command": ["sh", "-c", "x=$(head -c 8000000 /dev/zero | tr '\\\\0' a); echo held; sleep 30"],
+            { "apps": [{ "name": "hog", "command": ["sh", "-c", "x=$(head -c 8000000 /dev/zero | tr '\\\\0' a); echo held; sleep 300"],
                          "start": "foreground", "restart": "always", "restartDelay": "10ms", "limits": { "hard": "4MiB" } }] }
             """, input: false)
         defer { supervisor.stop() }
@@ -191,9 +191,9 @@ struct SuperviseDaemonTests {
     @Test func aSupervisorKilledWithSIGKILLLeavesNoChild() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
-                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
-                { "name": "indexer", "command": ["sleep", "30"], "inBackground": "run" },
-                { "name": "thumbs", "command": ["sleep", "30"], "launchGrace": 0 }
+                { "name": "editor", "command": ["sleep", "300"], "start": "foreground" },
+                { "name": "indexer", "command": ["sleep", "300"], "inBackground": "run" },
+                { "name": "thumbs", "command": ["sleep", "300"], "launchGrace": 0 }
             ] }
             """, input: false)
         defer { supervisor.stop() }
@@ -224,7 +224,7 @@ struct SuperviseDaemonTests {
     @Test func aReloadAddsRemovesAndChangesApps() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
-                { "name": "keep", "command": ["sleep", "30"], "start": "foreground" },
+                { "name": "keep", "command": ["sleep", "300"], "start": "foreground" },
                 { "name": "gone", "command": ["sleep", "31"], "inBackground": "run" },
                 { "name": "change", "command": ["sleep", "32"], "inBackground": "run" }
             ] }
@@ -234,7 +234,7 @@ struct SuperviseDaemonTests {
         let before = try await Self.status(supervisor)
         try Data("""
             { "apps": [
-                { "name": "keep", "command": ["sleep", "30"], "start": "foreground" },
+                { "name": "keep", "command": ["sleep", "300"], "start": "foreground" },
                 { "name": "change", "command": ["sleep", "33"], "inBackground": "run" },
                 { "name": "added", "command": ["sleep", "34"], "inBackground": "run" }
             ] }
@@ -251,7 +251,7 @@ struct SuperviseDaemonTests {
         let changedPid = try #require(before["change"]?.pid)
         #expect(Self.isGone(gonePid) && Self.isGone(changedPid))
 
-        try Data(#"{ "apps": [{ "name": "keep", "command": ["sleep", "30"], "colour": 1 }] }"#.utf8)
+        try Data(#"{ "apps": [{ "name": "keep", "command": ["sleep", "300"], "colour": 1 }] }"#.utf8)
             .write(to: URL(filePath: "\(supervisor.directory)/apps.json"))
         await Self.checkOneLine(try supervisor.ctl("reload"), status: 2, "reload refused, nothing changed: --config \"\(supervisor.directory)/apps.json\": apps[0].colour is not a known key")
         await #expect(try Self.status(supervisor).mapValues(\.pid) == after.mapValues(\.pid))
@@ -291,7 +291,7 @@ struct SuperviseDaemonTests {
     /// `--metrics 127.0.0.1:0` serves Prometheus text; a bad address is one line and exit 2.
     @Test func metricsAreServedAsPrometheusText() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
-            { "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" },
+            { "apps": [{ "name": "a", "command": ["sleep", "300"], "start": "foreground" },
                        { "name": "b", "command": ["sh", "-c", "exit 3"], "inBackground": "run" }] }
             """, arguments: ["--metrics", "127.0.0.1:0"], input: false)
         defer { supervisor.stop() }

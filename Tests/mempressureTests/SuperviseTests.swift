@@ -27,7 +27,7 @@ struct SuperviseTests {
             {
               "budget": "768MiB",
               "apps": [
-                { "name": "editor", "command": ["sleep", "30"], "start": "foreground", "importance": "foreground" },
+                { "name": "editor", "command": ["sleep", "300"], "start": "foreground", "importance": "foreground" },
                 { "name": "indexer", "command": ["sleep", "31"], "start": "background", "inBackground": "run",
                   "importance": "service", "channel": "systemd", "env": { "LANG": "C.UTF-8", "X": "1" }, "cwd": "/tmp" },
                 { "name": "thumbs", "command": "sleep 32", "channel": "none",
@@ -45,7 +45,7 @@ struct SuperviseTests {
         #expect(configuration.apps.map(\.field) == ["apps[0]", "apps[1]", "apps[2]", "apps[3]"])
 
         let editor = configuration.apps[0].process
-        #expect(editor.executable == "sleep" && editor.arguments == ["30"] && editor.environment == nil && editor.workingDirectory == nil)
+        #expect(editor.executable == "sleep" && editor.arguments == ["300"] && editor.environment == nil && editor.workingDirectory == nil)
         let indexer = configuration.apps[1].process
         #expect(indexer.environment == ["HOME": "/root", "LANG": "C.UTF-8", "X": "1"], "env is added to the supervisor's environment")
         #expect(indexer.workingDirectory == "/tmp")
@@ -253,9 +253,9 @@ struct SuperviseTests {
     /// A bad file, or a command that cannot run (refused as the app is registered), is exit
     /// status 2 and one line on standard error, with nothing on standard output and no process left.
     @Test(arguments: [
-        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "colour": 1 }] }"#, "apps[0].colour is not a known key; expected one of name, command,"),
-        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"] }, { "name": "a", "command": ["sleep", "30"] }] }"#, #"apps[1].name (app "a") is given twice"#),
-        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "start": "foreground" }, { "name": "b", "command": ["sleep", "30"], "start": "foreground" }] }"#,
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "300"], "colour": 1 }] }"#, "apps[0].colour is not a known key; expected one of name, command,"),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "300"] }, { "name": "a", "command": ["sleep", "300"] }] }"#, #"apps[1].name (app "a") is given twice"#),
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "300"], "start": "foreground" }, { "name": "b", "command": ["sleep", "300"], "start": "foreground" }] }"#,
          #"apps[1].start (app "b") "foreground" is given to a second app"#),
         (#"{ "apps": [{ "name": "a", "command": [] }] }"#, #"apps[0].command (app "a") is empty"#),
         (#"{ "apps": [{ "name": "a", "command": ["sleep"], "limits": { "hard": "big" } }] }"#, #"apps[0].limits.hard (app "a") size "big" is not valid"#),
@@ -266,7 +266,7 @@ struct SuperviseTests {
          #"apps[0] (app "a") process specification: executable "mempressure-no-such-program" is not found in PATH"#),
         (#"{ "apps": [{ "name": "a", "command": ["./not-executable"] }] }"#,
          #"apps[0] (app "a") process specification: executable "./not-executable" is not executable"#),
-        (#"{ "apps": [{ "name": "a", "command": ["sleep", "30"], "cwd": "/nonexistent-directory" }] }"#,
+        (#"{ "apps": [{ "name": "a", "command": ["sleep", "300"], "cwd": "/nonexistent-directory" }] }"#,
          #"apps[0] (app "a") process specification: working directory "/nonexistent-directory" is not an existing directory"#),
     ])
     func aBadFileExitsWithStatusTwoInOneLine(_ text: String, _ expected: String) async throws {
@@ -289,14 +289,14 @@ struct SuperviseTests {
         #expect(directory.standardError == "mempressure: --config \"/tmp\": is a directory; expected a regular JSON file\n")
     }
 
-    /// Two `sleep 30` apps: `status` shows the foreground one active and the other in the
+    /// Two `sleep 300` apps: `status` shows the foreground one active and the other in the
     /// background, each with its pid; `quit` terminates both and exits 0, leaving no process.
     @Test(.timeLimit(.minutes(1)))
     func statusThenQuitShowsBothAppsAndLeavesNoProcess() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
-                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
-                { "name": "sleeper", "command": ["sleep", "30"] }
+                { "name": "editor", "command": ["sleep", "300"], "start": "foreground" },
+                { "name": "sleeper", "command": ["sleep", "300"] }
             ] }
             """)
         defer { supervisor.stop() }
@@ -322,8 +322,8 @@ struct SuperviseTests {
     func theEndOfInputGoesOnAndSIGTERMShutsDownOnce() async throws {
         let supervisor = try SuperviseTool.Supervisor(apps: """
             { "apps": [
-                { "name": "editor", "command": ["sleep", "30"], "start": "foreground" },
-                { "name": "sleeper", "command": ["sleep", "30"], "inBackground": "run" }
+                { "name": "editor", "command": ["sleep", "300"], "start": "foreground" },
+                { "name": "sleeper", "command": ["sleep", "300"], "inBackground": "run" }
             ] }
             """)
         defer { supervisor.stop() }
