@@ -58,7 +58,7 @@ extension AsyncStream where Element == LifecycleEvent {
 }
 
 /// The threads of the apps the tests make outside a memory system: one group for them all.
-let testThreads = AppThreadGroup()
+let testThreads = AppThreadGroup.forTheProcessLifetime()
 
 extension DeadlineTimers {
     /// Returns true once the timers' thread has looked at its clock's time now (false after

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 @_spi(Benchmarks) @testable import MemoryPressure
 @_spi(Benchmarks) @testable import MemoryPressureRuntime
 @_spi(Benchmarks) @testable import MemoryPressureMeasurement
@@ -9,6 +10,7 @@ import Glibc
 @_spi(Benchmarks) @testable import MemoryPressureLifecycle
 @_spi(Benchmarks) @testable import MemoryPressureProcesses
 import MemoryPressureTestKit
+import MemoryTestSupport
 import Synchronization
 import SystemPackage
 import Testing
@@ -74,6 +76,41 @@ struct SystemThreadsTests {
         #expect(threads.count >= 3, "a worker, the timers' thread and the monitor's were seen: \(threads)")
         let left = threads.filter(Self.isAlive)
         #expect(left.isEmpty, "threads of the system still alive: \(left)")
+    }
+
+    /// Workers added past a blocked callback that retired on their own are gone once their group
+    /// shuts down: each is joined by the next to retire or by the shut-down, never left detached
+    /// and still exiting (a fresh-clone CI run once found one alive after the system had gone).
+    @Test func workersThatRetiredOnTheirOwnAreGoneAfterTheShutDown() async throws {
+        let group = AppThreadGroup(baseWorkers: 1, maximumWorkers: 3, retireAfter: .milliseconds(1))
+        let seen = SeenThreads()
+        let gate = DispatchSemaphore(value: 0)
+        let blocked = AppRunLoop(pool: group.pool)
+        blocked.perform {
+            seen.note()
+            gate.wait()
+        }
+        // The base worker is blocked, so each item runs on an added worker, which retires a
+        // millisecond after it: one item after another, several retire.
+        let ran = DispatchSemaphore(value: 0)
+        do {
+            defer {
+                gate.signal()
+                group.shutDown()
+            }
+            for _ in 0..<5 {
+                AppRunLoop(pool: group.pool).perform {
+                    seen.note()
+                    ran.signal()
+                }
+                let outcome = await blockingWait { ran.wait(timeout: .now() + .seconds(20)) }
+                try #require(outcome == .success)
+                #expect(await eventually { group.pool.workerCount == 1 }, "the added worker retired")
+            }
+        }
+        #expect(seen.all.count >= 2, "the base worker and at least one added one: \(seen.all)")
+        let left = seen.all.filter(Self.isAlive)
+        #expect(left.isEmpty, "workers still alive after the shut-down: \(left)")
     }
 
     /// The threads start again when the system is used after its shutdown.

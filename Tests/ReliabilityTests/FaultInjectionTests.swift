@@ -20,7 +20,7 @@ import Testing
 @Suite(.timeLimit(.minutes(5)))
 struct FaultInjectionTests {
     /// The threads of the suite's apps, which no memory system hosts: one group for them all.
-    static let threads = AppThreadGroup()
+    static let threads = AppThreadGroup.forTheProcessLifetime()
 
     static func app(_ name: String, log: SharedLog<String>, configuration: AppConfiguration = .default, events: EventSource<LifecycleEvent>? = nil,
                     onDidEnterBackground: (@Sendable (isolated App) -> Void)? = nil,

@@ -86,7 +86,7 @@ final class LifecycleHarness {
     private var stays: [[ContinuousClock.Instant: Int]]
 
     /// The threads of the harnesses' apps, which no memory system hosts: one group for them all.
-    static let threads = AppThreadGroup()
+    static let threads = AppThreadGroup.forTheProcessLifetime()
 
     static let configuration = try! AppConfiguration(
         // The delegates never block, so these deadlines are never reached, even on a loaded machine;

@@ -30,6 +30,13 @@
         pool = RunLoopPool(baseWorkers: baseWorkers, maximumWorkers: maximumWorkers, retireAfter: retireAfter, timers: timers)
     }
 
+    /// A group kept for the whole process and never shut down (one the tests share): workers
+    /// added past blocked callbacks stay instead of retiring, since a worker that retires is joined
+    /// by the next to retire or by a shut-down, and the last would be left unjoined at exit.
+    package static func forTheProcessLifetime() -> AppThreadGroup {
+        AppThreadGroup(baseWorkers: RunLoopPool.standardBaseWorkers, retireAfter: .seconds(365 * 86_400))
+    }
+
     /// Stops the workers (once the run loops ready now have run; one blocked in an app's callback
     /// ends when it returns) and the timers' thread (the deadlines set are dropped), and waits for
     /// them.

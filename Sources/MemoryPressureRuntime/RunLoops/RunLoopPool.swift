@@ -50,7 +50,7 @@ import Synchronization
 /// the callback returns. Work posted afterwards starts workers again.
 package final class RunLoopPool: Sendable {
     /// The workers kept by default: one per processor, at least 2.
-    static var standardBaseWorkers: Int { max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    package static var standardBaseWorkers: Int { max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
     /// The workers kept: enough to keep every processor busy.
     let baseWorkers: Int
@@ -86,6 +86,10 @@ package final class RunLoopPool: Sendable {
         var stopsUnderWay = 0
         /// The threads of workers that ended for a ``stop()``, for it to join.
         var ended: [pthread_t] = []
+        /// The thread of the last worker that retired on its own, for the next one to retire, the
+        /// next ``stop()`` or the pool's end to join: no worker's thread is left detached, so none
+        /// outlives a stop.
+        var retired: pthread_t?
 
         /// Whether some ready run loop has no idle worker to take it.
         var isShortOfWorkers: Bool { ready.count > idle }
@@ -100,13 +104,16 @@ package final class RunLoopPool: Sendable {
         }
 
         /// Forgets the worker `identifier`, which ends. Its thread is joined by the ``stop()`` under
-        /// way, or by its start if it ends before its start has noted it; returns true when nobody
-        /// will (a worker retiring on its own), for the thread to detach itself.
-        mutating func end(_ identifier: Int) -> Bool {
-            guard let thread = workers.removeValue(forKey: identifier)?.thread else { return false }
-            guard stopsUnderWay > 0 else { return true }
-            ended.append(thread)
-            return false
+        /// way, or by its start if it ends before its start has noted it. A worker retiring on its
+        /// own becomes ``retired``; returns the one it replaces there, for it to join as it ends.
+        mutating func end(_ identifier: Int) -> pthread_t? {
+            guard let thread = workers.removeValue(forKey: identifier)?.thread else { return nil }
+            guard stopsUnderWay == 0 else {
+                ended.append(thread)
+                return nil
+            }
+            defer { retired = thread }
+            return retired
         }
 
         /// Notes a new worker, whose thread the caller starts once the lock is released.
@@ -134,6 +141,18 @@ package final class RunLoopPool: Sendable {
         self.maximumWorkers = maximumWorkers ?? max(64, baseWorkers * 4)
         self.retireAfter = retireAfter
         self.timers = timers
+    }
+
+    /// Joins the thread of the worker that retired last, which nobody else will: the pool's workers
+    /// hold it while they run, so it goes only once the last of them has returned. Released on that
+    /// very thread (its closure's reference was the last), it detaches it instead.
+    deinit {
+        guard let retired = state.withLock({ $0.retired }) else { return }
+        if pthread_equal(retired, pthread_self()) == 0 {
+            pthread_join(retired, nil)
+        } else {
+            pthread_detach(retired)
+        }
     }
 
     /// How many workers there are now.
@@ -195,26 +214,26 @@ package final class RunLoopPool: Sendable {
         while true {
             state.withLock { $0.idle += 1 }
             let waited = readyCount.wait(atMost: retireAfter)
-            // `detachesOnEnd`: nil while the worker goes on; whether its thread detaches itself as it ends.
+            // `ending`: nil while the worker goes on; as it ends, the retired worker it joins.
             // On the timers' clock, which the watchdog reads too; read before the lock, as a manual
             // clock's time is behind a lock of its own.
             let turnStart = timers.clock.now
-            let (runLoop, startsWatching, detachesOnEnd): (AppRunLoop?, Bool, Bool?) = state.withLock { state in
+            let (runLoop, startsWatching, ending): (AppRunLoop?, Bool, Ending?) = state.withLock { state in
                 state.idle -= 1
                 guard waited, let runLoop = state.ready.popFirst() else {
                     // A run loop scheduled while this worker timed out counted on it as idle, and
                     // started no watchdog look: the worker stays for it (the signal meant for it is still
                     // there) rather than leave it waiting for a worker that may be blocked.
                     if !state.isShortOfWorkers, state.stopsUnderWay > 0 || state.workers.count > baseWorkers {
-                        return (nil, false, state.end(identifier))
+                        return (nil, false, Ending(joins: state.end(identifier)))
                     }
                     return (nil, false, nil)
                 }
                 state.workers[identifier]?.turnStart = turnStart
                 return (runLoop, beginsWatching(&state), nil)
             }
-            if let detachesOnEnd {
-                if detachesOnEnd { pthread_detach(pthread_self()) }
+            if let ending {
+                if let retired = ending.joins { pthread_join(retired, nil) }
                 workerEnded.signal()
                 return
             }
@@ -224,6 +243,11 @@ package final class RunLoopPool: Sendable {
             state.withLock { $0.workers[identifier]?.turnStart = nil }
             if more { schedule(runLoop) }
         }
+    }
+
+    /// What a worker does as it ends: join the worker that retired before it, if any.
+    private struct Ending {
+        var joins: pthread_t?
     }
 
     /// The watchdog's next look, ``lookInterval`` from now, on the deadline timers' thread.
@@ -251,10 +275,10 @@ package final class RunLoopPool: Sendable {
         }
         let (ended, restarts) = state.withLock { state in
             state.stopsUnderWay -= 1
-            defer { state.ended = [] }
+            defer { (state.ended, state.retired) = ([], nil) }
             // A run loop posted while the workers ended starts one again.
             let restarts = !state.ready.isEmpty && state.workers.isEmpty ? state.reserveWorker() : nil
-            return (state.ended, restarts)
+            return (state.ended + (state.retired.map { [$0] } ?? []), restarts)
         }
         for thread in ended where pthread_equal(thread, me) == 0 { pthread_join(thread, nil) }
         for thread in ended where pthread_equal(thread, me) != 0 { pthread_detach(thread) }
