@@ -21,6 +21,17 @@ extension AppConfiguration {
 }
 
 extension AppConfiguration {
+    /// Time limits no callback reaches, even on a loaded machine under a sanitizer: 60 s to
+    /// launch, to enter the background and to terminate, and `backgroundTime` of background time.
+    /// For tests of which callbacks run and in what order, where no deadline is meant to run out:
+    /// ``quick``'s 100 ms did, for a background launch at the busy start of a ThreadSanitizer run.
+    public static func patient(backgroundTime: Duration = .seconds(600)) -> AppConfiguration {
+        try! AppConfiguration(
+            launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60),
+            backgroundTaskTimeLimit: backgroundTime
+        )
+    }
+
     /// 2 s of background time: its expiration handlers get their warning half a second before the
     /// end, a turn on the run loop that a loaded machine under a sanitizer still gives them
     /// (``quick``'s 25 ms is not always enough). For tests that count on the handlers running.

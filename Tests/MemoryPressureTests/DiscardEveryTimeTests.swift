@@ -81,12 +81,6 @@ import Testing
         #expect(discardableEntry(of: app, in: report)?.removedCount == discarded, "round \(round)")
     }
 
-    /// Deadlines no callback reaches on a loaded machine: an app ended by a deadline would skip
-    /// its purge, and the rounds are about the purge.
-    static let patient = try! AppConfiguration(
-        launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60)
-    )
-
     /// The purge reports `system` publishes, as they come.
     static func purgeReports(of system: MemorySystem) -> (SharedLog<(PurgeReport, ReclamationStep)>, ObservationToken) {
         let reports = SharedLog<(PurgeReport, ReclamationStep)>()
@@ -117,7 +111,7 @@ import Testing
     /// An app registered in `system` whose every launch makes the caches of ``makeCaches(in:system:)``
     /// in `didFinishLaunching`, and the box that holds what the last launch made.
     static func appMakingCaches(
-        _ name: String, in system: MemorySystem, configuration: AppConfiguration = patient,
+        _ name: String, in system: MemorySystem, configuration: AppConfiguration = .patient(),
         configure: @escaping @Sendable (StateReadingDelegate) -> Void = { _ in }
     ) throws -> (App, SharedBox<Made?>) {
         let made = SharedBox<Made?>(nil)

@@ -23,14 +23,6 @@ struct LifecycleContractTests {
         try MemorySystem(configuration: .test(targetBytes: settledResidentBytes() + 1024 * mebibyte, logger: silentLogger))
     }
 
-    /// Time limits an app's code never reaches, with background time `backgroundTime`.
-    static func patient(backgroundTime: Duration = .seconds(600)) throws -> AppConfiguration {
-        try AppConfiguration(
-            launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60),
-            backgroundTaskTimeLimit: backgroundTime
-        )
-    }
-
     // MARK: 1. State inside each callback
 
     @Test func stateReadsAsUIKitsApplicationStateInsideEachCallback() async throws {
@@ -83,7 +75,7 @@ struct LifecycleContractTests {
     @Test func backgroundTimeIsOneBudgetPerStayCountedFromEnteringTheBackground() async throws {
         let system = try Self.quietSystem()
         let limit = Duration.milliseconds(300)
-        let configuration = try Self.patient(backgroundTime: limit)
+        let configuration = AppConfiguration.patient(backgroundTime: limit)
         let expirations = SharedLog<String>()
 
         // A task opened in the foreground costs nothing there: it expires only once the app has
@@ -167,7 +159,7 @@ struct LifecycleContractTests {
     @Test func nothingMovesAnAppOutOfItsTermination() async throws {
         let system = try Self.quietSystem()
         let lifecycle = system.lifecycleEvents.stream()
-        let configuration = try Self.patient()
+        let configuration = AppConfiguration.patient()
 
         // willTerminate may not ask for time, and ending its last task there does not suspend it;
         // what it posts to itself is never delivered.
@@ -257,7 +249,7 @@ struct LifecycleContractTests {
             busy.signal()
         }
         let holding = SharedBox(true)
-        let phoenix = try system.register(.test("phoenix"), configuration: patient()) {
+        let phoenix = try system.register(.test("phoenix"), configuration: .patient()) {
             let delegate = StateReadingDelegate(log: log)
             delegate.hooks[.willTerminate] = { app in
                 guard holding.value else { return }
@@ -303,7 +295,7 @@ struct LifecycleContractTests {
 
     @Test func noAppCodeRunsWhileItsAppIsSuspended() async throws {
         let system = try Self.quietSystem()
-        let configuration = try Self.patient()
+        let configuration = AppConfiguration.patient()
 
         // Posted during didEnterBackground, behind other work of the run loop: not yet run when the
         // app suspends, nor when it is brought back, it is queued, coalesced and delivered on the
@@ -404,7 +396,7 @@ struct LifecycleContractTests {
     /// time, an app's purge never waits behind another's, and the entry holds the suspension off
     /// until the handlers return. A suspended app's caches are purged without calling into it.
     static func evictionHandlersOfASuspendedAppAreNotCalled(in system: MemorySystem) async throws {
-        let configuration = try patient()
+        let configuration = AppConfiguration.patient()
         let entered = DispatchSemaphore(value: 0)
         let gate = DispatchSemaphore(value: 0)
         defer { gate.signal() }
@@ -537,14 +529,14 @@ struct LifecycleContractTests {
         // Over its soft limit in every state: it launches into the background and suspends before the
         // system runs.
         let sleeper = try system.register(
-            .test("sleeper"), configuration: Self.patient(),
+            .test("sleeper"), configuration: .patient(),
             limits: AppMemoryLimits(foreground: .init(softBytes: 2 * mebibyte), background: .init(softBytes: 2 * mebibyte)),
             makeDelegate: ballast(4)
         )
         #expect(try await sleeper.launch(options: LaunchOptions(reason: .backgroundEvent("fetch"))) == .suspended)
         // Over both its limits, a lower one in the background.
         let mover = try system.register(
-            .test("mover"), configuration: Self.patient(),
+            .test("mover"), configuration: .patient(),
             limits: AppMemoryLimits(foreground: .init(softBytes: 8 * mebibyte), background: .init(softBytes: 4 * mebibyte)),
             makeDelegate: ballast(12)
         )
@@ -591,7 +583,7 @@ struct LifecycleContractTests {
             }
         }
         let terminator = system.terminator
-        let configuration = try Self.patient()
+        let configuration = AppConfiguration.patient()
 
         // Chosen while suspended, or in the background, then brought back to the foreground: left alone.
         let returning = try system.register(.test("returning"), configuration: configuration) { StateReadingDelegate() }
@@ -755,7 +747,7 @@ struct LifecycleContractTests {
 
     @Test func theBackgroundPurgeSparesAnAppBackInTheForeground() async throws {
         let system = try Self.quietSystem()
-        let configuration = try Self.patient()
+        let configuration = AppConfiguration.patient()
         let returningEntered = DispatchSemaphore(value: 0)
         let returningGate = DispatchSemaphore(value: 0)
         defer { returningGate.signal() }

@@ -2,13 +2,16 @@ import MemoryPressure
 import MemoryPressureTestKit
 import Testing
 
+/// The transitions and the callbacks of each, in order. No deadline is their subject: their apps
+/// have ``AppConfiguration/patient(backgroundTime:)`` limits, or the iOS defaults, so that a
+/// loaded machine does not end one by a deadline mid-sequence.
 @Suite(.timeLimit(.minutes(1)))
 struct LifecycleTransitionTests {
     @Test func launchIntoTheForegroundPassesThroughInactiveToActive() async throws {
         let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = try makeApp("fg", log: log, events: events)
+        let app = try makeApp("fg", log: log, configuration: .patient(), events: events)
         let state = try await app.launch()
         #expect(state == .active)
         #expect(log.all == ["willFinishLaunching", "didFinishLaunching", "didBecomeActive"])
@@ -21,7 +24,7 @@ struct LifecycleTransitionTests {
 
     @Test func launchIntoTheBackgroundSuspendsWhenNoWorkRemains() async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("bg", log: log)
+        let app = try makeApp("bg", log: log, configuration: .patient())
         let state = try await app.launch(options: LaunchOptions(reason: .backgroundEvent("fetch")))
         #expect(state == .suspended)
         #expect(log.all == ["willFinishLaunching", "didFinishLaunching", "didEnterBackground"])
@@ -31,7 +34,7 @@ struct LifecycleTransitionTests {
     /// again (⑥ ④).
     @Test func launchHomeAndReturnMatchTheSourceDocument() async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("document", log: log)
+        let app = try makeApp("document", log: log, configuration: .patient())
         try await app.launch()
         #expect(try await app.enterBackground() == .suspended)
         #expect(try await app.enterForeground() == .active)
@@ -44,7 +47,7 @@ struct LifecycleTransitionTests {
 
     @Test func interruptionMovesBetweenActiveAndInactive() async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("call", log: log)
+        let app = try makeApp("call", log: log, configuration: .patient())
         try await app.launch()
         log.clear()
         #expect(try await app.deactivate() == .inactive)
@@ -55,7 +58,7 @@ struct LifecycleTransitionTests {
 
     @Test func homeFromInactiveSkipsWillResignActive() async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("locked", log: log)
+        let app = try makeApp("locked", log: log, configuration: .patient())
         try await app.launch()
         try await app.deactivate()
         log.clear()
@@ -84,7 +87,7 @@ struct LifecycleTransitionTests {
         let log = SharedLog<String>()
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = try makeApp("running", log: log, events: events)
+        let app = try makeApp("running", log: log, configuration: .patient(), events: events)
         try await app.launch()
         log.clear()
         #expect(try await app.terminate(reason: .explicit) == .notRunning)
@@ -96,7 +99,7 @@ struct LifecycleTransitionTests {
 
     @Test func terminatingASuspendedAppCallsNothing() async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("sleeping", log: log)
+        let app = try makeApp("sleeping", log: log, configuration: .patient())
         try await app.launch()
         try await app.enterBackground()
         log.clear()
@@ -107,7 +110,7 @@ struct LifecycleTransitionTests {
 
     @Test func aTerminatedAppRelaunchesWithItsRestoredState() async throws {
         let restored = SharedBox<[UInt8]?>(nil)
-        let app = try makeApp("restored") { delegate in
+        let app = try makeApp("restored", configuration: .patient()) { delegate in
             delegate.onDidFinishLaunching = { _, options in restored.value = options.restoredState }
         }
         try await app.launch()
@@ -144,7 +147,7 @@ struct LifecycleTransitionTests {
         setup: Setup, transition: LifecycleTransition, expectedState: AppState
     ) async throws {
         let log = SharedLog<String>()
-        let app = try makeApp("invalid", log: log)
+        let app = try makeApp("invalid", log: log, configuration: .patient())
         switch setup {
         case .notRunning: break
         case .active: try await app.launch()
