@@ -1,5 +1,5 @@
 // Evidence for Tests/SanitizerSupport/MutexHandover.c, run by tools/ci-sanitizers. Four threads
-// count to 20,000 each, through a method of the guarded state (so the accesses ThreadSanitizer
+// count to 20,000 each (or to the second argument), through a method of the guarded state (so the accesses ThreadSanitizer
 // judges are a frame below the closure passed to withLock, as in the library).
 //
 //   mutex   under Synchronization.Mutex: the total is exact, so the lock works. Built alone,
@@ -8,7 +8,7 @@
 //   pthread under a pthread mutex, which ThreadSanitizer intercepts: exact and no report.
 //   racy    with no lock: a real race, which ThreadSanitizer must report in every build.
 //
-// Prints "<mode> total <n> expected <m>".
+// Usage: tsan-mutex-false-positive [mutex|pthread|racy] [ITERATIONS]. Prints "<mode> total <n> expected <m>".
 import Glibc
 import Synchronization
 
@@ -29,7 +29,7 @@ let mode = CommandLine.arguments.dropFirst().first ?? "mutex"
 let guarded = Mutex(Tally())
 let unguarded = UnguardedTally()
 pthread_mutex_init(&unguarded.mutex, nil)
-let iterations = 20_000
+let iterations = CommandLine.arguments.dropFirst(2).first.flatMap { Int($0) } ?? 20_000
 let threadCount = 4
 
 func work() {
