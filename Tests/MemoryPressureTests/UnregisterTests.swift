@@ -60,10 +60,11 @@ import Testing
     @Test func aProcessAppIsRegisteredAgainWithAnotherCommand() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 64 * mebibyte, logger: silentLogger))
         // A long launch deadline: a first child under ThreadSanitizer, beside the whole suite, took
-        // more than the default 5 s to start in CI, and its launch was ended.
+        // more than the default 5 s to start in CI, and its launch was ended. And long sleeps: on a
+        // loaded machine under the sanitizer, a `sleep 30` ended before the test read its pid.
         let slowStart = try AppConfiguration(launchDeadline: .seconds(60))
         let first = try system.register(
-            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["30"]), configuration: slowStart
+            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["300"]), configuration: slowStart
         )
         try await first.launch()
         let firstPid = try #require(system.process(of: .test("worker"))?.pid)
@@ -71,12 +72,12 @@ import Testing
         try system.unregister(.test("worker"))
 
         let second = try system.register(
-            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["31"]), configuration: slowStart
+            .test("worker"), process: ProcessSpecification(executable: "/bin/sleep", arguments: ["301"]), configuration: slowStart
         )
         try await second.launch()
         let secondPid = try #require(system.process(of: .test("worker"))?.pid)
         #expect(secondPid != firstPid)
-        #expect(try String(contentsOfFile: "/proc/\(secondPid)/cmdline", encoding: .utf8).contains("31"))
+        #expect(try String(contentsOfFile: "/proc/\(secondPid)/cmdline", encoding: .utf8).contains("301"))
         _ = await system.shutDown()
     }
 }
