@@ -75,8 +75,6 @@ package struct ChildControlGroupParents: Hashable, Sendable {
         /// Holding processes (a frozen child, perhaps), emptied, then removed.
         package var emptied: [FilePath] = []
     }
-    /// How many empty leftovers were removed.
-    package var leftoversRemoved: Int { leftovers.removed.count }
 
     /// The freezer used when none is asked for: v2, else v1, else the stop signal.
     package var automaticFreezeMechanism: FreezeMechanism {
@@ -166,10 +164,9 @@ package struct ChildControlGroupParents: Hashable, Sendable {
     /// process killed before it could remove them). Those that still hold the dead maker's
     /// children (frozen, perhaps, for ever) are emptied first, their children thawed and killed, as
     /// the maker would have at its end: finding the parents waits for that (a few milliseconds a
-    /// cgroup, 2 s at most), once per process, and only after a crash. On a thread of its own, as it
-    /// was, a host that ended soon after could leave the sweep unfinished, and the thread belonged
-    /// to no one. A cgroup whose maker is alive is left alone. Returns those removed empty and those
-    /// emptied.
+    /// cgroup, 2 s at most), once per process, and only after a crash, so that a host that ends
+    /// soon after leaves no sweep unfinished. A cgroup whose maker is alive is left alone. Returns
+    /// those removed empty and those emptied.
     static func removeLeftovers(in parent: FilePath) -> Leftovers {
         guard let directory = opendir(parent.string) else { return Leftovers() }
         defer { closedir(directory) }
