@@ -45,7 +45,7 @@ struct AppStateReadingTests {
         defer { gate.signal() }
         let read = SharedLog<AppState>()
         let cache = SharedBox<PurgeableCache<Int, StateReadingContent>?>(nil)
-        let app = try system.register(.test("reader"), configuration: .quick) { IdleDelegate() }
+        let app = try system.register(.test("reader"), configuration: .patient()) { IdleDelegate() }
         let content = StateReadingContent {
             entered.signal()
             _ = gate.wait(timeout: .now() + 60)

@@ -60,7 +60,7 @@ private final class CountingTenant: AppDelegate {
 
     @Test func workSentToASuspendedOrTerminatedAppIsRefusedAndDoesNotRun() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33))
-        let tenant = try system.register(.test("sleeper"), configuration: .quick) { CountingTenant() }
+        let tenant = try system.register(.test("sleeper"), configuration: .patient()) { CountingTenant() }
         try await tenant.launch()
         #expect(try await tenant.enterBackground() == .suspended)
         let ran = SharedBox(false)

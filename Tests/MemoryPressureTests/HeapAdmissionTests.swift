@@ -58,7 +58,7 @@ struct HeapAdmissionTests {
     func suspendedApp(_ name: String, mebibytes: Int, in system: MemorySystem) async throws -> App {
         let registry = system.registry
         let journal = journal
-        let app = try system.register(.test(name), configuration: .quick) {
+        let app = try system.register(.test(name), configuration: .patient()) {
             ballastDelegate(mebibytes, registry: registry, journal: journal)
         }
         try await app.launch()

@@ -29,7 +29,7 @@ struct LifecycleContractTests {
         let system = try Self.quietSystem()
         let log = SharedLog<String>()
         let systemLog = SharedLog<String>()
-        let app = try system.register(.test("reader"), configuration: .quick) {
+        let app = try system.register(.test("reader"), configuration: .patient()) {
             StateReadingDelegate(log: log, systemLog: systemLog)
         }
         var between: [AppState] = []
@@ -476,7 +476,7 @@ struct LifecycleContractTests {
     @Test func coalescingKeepsTheNetChangeOfEveryMixOfPayloads() async throws {
         let system = try Self.quietSystem()
         let received = SharedLog<String>()
-        let app = try system.register(.test("counter"), configuration: .quick) {
+        let app = try system.register(.test("counter"), configuration: .patient()) {
             let delegate = StateReadingDelegate(log: received)
             delegate.hooks[.didFinishLaunching] = { app in
                 app.notificationCenter.addObserver(forName: nil) { _, notification in
@@ -631,9 +631,9 @@ struct LifecycleContractTests {
         // rather than touch an active or an inactive one.
         let journal = TestAppJournal()
         let registry = system.registry
-        let active = try system.register(.test("active-64"), configuration: .quick) { ballastDelegate(64, registry: registry, journal: journal) }
-        let inactive = try system.register(.test("inactive-64"), configuration: .quick) { ballastDelegate(64, registry: registry, journal: journal) }
-        let suspended = try system.register(.test("suspended-8"), configuration: .quick) { ballastDelegate(8, registry: registry, journal: journal) }
+        let active = try system.register(.test("active-64"), configuration: .patient()) { ballastDelegate(64, registry: registry, journal: journal) }
+        let inactive = try system.register(.test("inactive-64"), configuration: .patient()) { ballastDelegate(64, registry: registry, journal: journal) }
+        let suspended = try system.register(.test("suspended-8"), configuration: .patient()) { ballastDelegate(8, registry: registry, journal: journal) }
         for app in [returning, racer] where app.state != .notRunning { try await app.terminate(reason: .explicit) }
         try await active.launch()
         try await inactive.launch()
@@ -725,7 +725,7 @@ struct LifecycleContractTests {
             targetBytes: try settledResidentBytes() + footprint * 3 / 2, thresholds: thresholds, logger: silentLogger
         ))
         let hoarders = try ["hoarder-a", "hoarder-b"].map { name in
-            try system.register(.test(name), configuration: .quick) { HoardingDelegate(bytes: 96 * mebibyte) }
+            try system.register(.test(name), configuration: .patient()) { HoardingDelegate(bytes: 96 * mebibyte) }
         }
         for app in hoarders {
             try await app.launch()
@@ -797,7 +797,7 @@ struct LifecycleContractTests {
     @Test func launchOptionsTellWhyThePreviousInstanceEnded() async throws {
         let system = try Self.quietSystem()
         let told = SharedLog<TerminationReason?>()
-        let app = try system.register(.test("relauncher"), configuration: .quick) {
+        let app = try system.register(.test("relauncher"), configuration: .patient(backgroundTime: .milliseconds(100))) {
             let delegate = StateReadingDelegate()
             delegate.onLaunch = { _, options in told.append(options.previousTermination) }
             // A task never ended: the background time runs out.

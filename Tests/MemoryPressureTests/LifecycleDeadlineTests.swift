@@ -17,7 +17,7 @@ struct LifecycleDeadlineTests {
     @Test func overrunningDidEnterBackgroundTerminatesWithReasonDeadline() async throws {
         let gate = DispatchSemaphore(value: 0)
         let log = SharedLog<String>()
-        let app = try makeApp("slow-save", log: log) { delegate in
+        let app = try makeApp("slow-save", log: log, configuration: .quick) { delegate in
             delegate.onDidEnterBackground = { _ in gate.wait() }
         }
         try await app.launch()
@@ -33,7 +33,7 @@ struct LifecycleDeadlineTests {
 
     @Test func overrunningWillTerminateEndsWithReasonDeadline() async throws {
         let gate = DispatchSemaphore(value: 0)
-        let app = try makeApp("slow-exit") { delegate in
+        let app = try makeApp("slow-exit", configuration: .quick) { delegate in
             delegate.onWillTerminate = { _ in gate.wait() }
         }
         try await app.launch()

@@ -37,7 +37,7 @@ final class FakeStore: ReleasableStore {
 func makeApp(
     _ name: String,
     log: SharedLog<String> = SharedLog(),
-    configuration: AppConfiguration = .quick,
+    configuration: AppConfiguration = .patient(),
     events: EventSource<LifecycleEvent>? = nil,
     configure: (RecordingDelegate) -> Void = { _ in }
 ) throws -> App {

@@ -75,12 +75,12 @@ struct ManyAppsLadderTests {
         let baseline = try settledResidentBytes()
         let system = try MemorySystem(configuration: .test(targetBytes: baseline + 200 * mebibyte))
         let small = try (0..<2_000).map { index in
-            try system.register(.test("small-\(index)"), configuration: .quick) { RecordingDelegate() }
+            try system.register(.test("small-\(index)"), configuration: .patient()) { RecordingDelegate() }
         }
         let registry = system.registry
         let journal = journal
         let large = try [100, 400, 200].map { mebibytes in
-            try system.register(.test("large-\(mebibytes)"), configuration: .quick) {
+            try system.register(.test("large-\(mebibytes)"), configuration: .patient()) {
                 ballastDelegate(mebibytes, registry: registry, journal: journal)
             }
         }

@@ -29,7 +29,7 @@ import Testing
 
     @Test func anObserverMovesTheAppItHearsOfWithoutADeadlock() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33))
-        let app = try system.register(.test("moved-by-observer"), configuration: .quick) { RecordingDelegate() }
+        let app = try system.register(.test("moved-by-observer"), configuration: .patient()) { RecordingDelegate() }
         // On becoming active, the observer sends the app to the background; the transition's events
         // are delivered after the observer returns, in order.
         let token = system.lifecycleEvents.observe { event in

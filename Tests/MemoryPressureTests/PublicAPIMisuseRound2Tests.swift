@@ -47,7 +47,7 @@ import Testing
 
     @Test func anExpirationHandlersCapturesAreReleasedOutsideTheAppsLockWhenItsTaskEndsOrTheAppIsTerminated() async throws {
         let system = try Self.system()
-        let app = try system.register(.test("released-handler"), configuration: .quick) { IdleDelegate() }
+        let app = try system.register(.test("released-handler"), configuration: .patient()) { IdleDelegate() }
         try await app.launch()
         let heard = SharedLog<String>()
         // Ending the task released its handler under the app's lock: the witness's read of the app
@@ -78,7 +78,7 @@ import Testing
 
     @Test func aTerminatedAppsObserversAreReleasedOutsideItsLock() async throws {
         let system = try Self.system()
-        let app = try system.register(.test("released-observer"), configuration: .quick) { IdleDelegate() }
+        let app = try system.register(.test("released-observer"), configuration: .patient()) { IdleDelegate() }
         try await app.launch()
         let heard = SharedLog<String>()
         // Terminating the app released its observers under its lock: the witness's read trapped.

@@ -115,7 +115,7 @@ import Testing
 
     @Test func fiftyTasksMovingOneAppAtOnceLeaveItConsistent() async throws {
         let system = try Self.system()
-        let app = try system.register(.test("flooded"), configuration: .quick) { IdleDelegate() }
+        let app = try system.register(.test("flooded"), configuration: .patient()) { IdleDelegate() }
         let unexpected = SharedLog<String>()
         let finished = await withDeadline(.seconds(120)) {
             await withTaskGroup(of: Void.self) { group in

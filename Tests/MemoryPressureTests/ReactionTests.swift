@@ -61,7 +61,7 @@ struct ReactionTests {
         defer { release.signal() }
         let registry = system.registry
         let journal = journal
-        let victim = try system.register(.test("victim"), configuration: .quick) {
+        let victim = try system.register(.test("victim"), configuration: .patient()) {
             ballastDelegate(128, registry: registry, journal: journal)
         }
         try await victim.launch()
@@ -93,7 +93,7 @@ struct ReactionTests {
         let system = try MemorySystem(configuration: .test(targetBytes: baseline + 64 * mebibyte))
         let registry = system.registry
         let journal = journal
-        let victim = try system.register(.test("victim"), configuration: .quick) {
+        let victim = try system.register(.test("victim"), configuration: .patient()) {
             ballastDelegate(96, registry: registry, journal: journal)
         }
         try await victim.launch()

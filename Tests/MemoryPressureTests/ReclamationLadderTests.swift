@@ -17,7 +17,7 @@ struct ReclamationLadderTests {
     /// Registers an app of `mebibytes` of ballast.
     func register(
         _ name: String, mebibytes: Int, in system: MemorySystem,
-        configuration: AppConfiguration = .quick, limits: AppMemoryLimits = .none
+        configuration: AppConfiguration = .patient(), limits: AppMemoryLimits = .none
     ) throws -> App {
         let registry = system.registry
         let journal = journal
@@ -74,10 +74,7 @@ struct ReclamationLadderTests {
         let archive = try TemporaryDirectory()
         let system = try MemorySystem(configuration: .test(targetBytes: baseline + 150 * mebibyte, archiveIn: archive))
         let lifecycle = system.lifecycleEvents.stream()
-        let longTasks = try AppConfiguration(
-            backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
-            backgroundTaskTimeLimit: .seconds(600)
-        )
+        let longTasks = AppConfiguration.patient(backgroundTime: .seconds(600))
         let background = try [60, 120, 180].map {
             try register("background-\($0)", mebibytes: $0, in: system, configuration: longTasks)
         }
@@ -101,13 +98,16 @@ struct ReclamationLadderTests {
         #expect(terminations.allSatisfy { $0.reason == .systemPressure })
         #expect(active.state == .active)
         #expect(background[0].state == .background)
-        let willTerminate = await lifecycle
-            .compactMap { event -> AppIdentifier? in
-                if case .callback(let app, .willTerminate) = event { return app }
-                return nil
-            }
-            .prefix(2)
-            .reduce(into: []) { $0.append($1) }
+        // Bounded: a test that finds fewer fails instead of waiting for ever.
+        let willTerminate = await withDeadline(generousDeadline) {
+            await lifecycle
+                .compactMap { event -> AppIdentifier? in
+                    if case .callback(let app, .willTerminate) = event { return app }
+                    return nil
+                }
+                .prefix(2)
+                .reduce(into: []) { $0.append($1) }
+        }
         #expect(willTerminate == [.test("background-180"), .test("background-120")])
         withExtendedLifetime(archive) {}
     }
@@ -180,7 +180,7 @@ struct ReclamationLadderTests {
         let keptInBackground = CacheCategory.custom(name: "kept in background", onEnteringBackground: .keep, onWarning: .empty)
         var caches: [PurgeableCache<Int, HeapBuffer>] = []
         for index in 0..<10 {
-            let app = try system.register(.test("cached-\(index)"), configuration: .quick) { IdleDelegate() }
+            let app = try system.register(.test("cached-\(index)"), configuration: .patient()) { IdleDelegate() }
             try await app.launch()
             let cache = try PurgeableCache<Int, HeapBuffer>(
                 name: "tiles", owner: app.identifier, category: keptInBackground, payloadLocation: .appHeap

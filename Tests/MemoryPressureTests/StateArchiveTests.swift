@@ -330,7 +330,7 @@ struct SavedDocument: Codable, Equatable {
     @Test func anAppSavesCodableStateAndALaunchRestoresIt() async throws {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
-        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive, threads: testThreads) {
+        let app = App(identifier: self.app, configuration: .patient(), events: events, stateArchive: archive, threads: testThreads) {
             recordingLaunches(in: options)
         }
         try await app.launch()
@@ -348,7 +348,7 @@ struct SavedDocument: Codable, Equatable {
         let options = SharedBox<[LaunchOptions]>([])
         let events = EventSource<LifecycleEvent>()
         let stream = events.stream()
-        let app = App(identifier: self.app, configuration: .quick, events: events, stateArchive: archive, threads: testThreads) {
+        let app = App(identifier: self.app, configuration: .patient(), events: events, stateArchive: archive, threads: testThreads) {
             recordingLaunches(in: options)
         }
         #expect(try await app.launch() == .active)

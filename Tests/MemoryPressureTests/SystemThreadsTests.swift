@@ -44,7 +44,7 @@ struct SystemThreadsTests {
             let monitored = system.monitor.events.observe { _ in seen.note() }
             defer { monitored.cancel() }
             let apps = try (0..<4).map { index in
-                try system.register(.test("app-\(index)"), configuration: .quick) {
+                try system.register(.test("app-\(index)"), configuration: .patient()) {
                     let delegate = RecordingDelegate()
                     delegate.onMemoryWarning = { _, _ in seen.note() }
                     return delegate
@@ -116,7 +116,7 @@ struct SystemThreadsTests {
     /// The threads start again when the system is used after its shutdown.
     @Test func aSystemUsedAfterItsShutdownStartsItsThreadsAgain() async throws {
         let system = try MemorySystem(configuration: .test(targetBytes: 1 << 33, logger: silentLogger))
-        let app = try system.register(.test("again"), configuration: .quick) { RecordingDelegate() }
+        let app = try system.register(.test("again"), configuration: .patient()) { RecordingDelegate() }
         try await app.launch()
         await system.shutDown()
         #expect(system.threads.pool.workerCount == 0)

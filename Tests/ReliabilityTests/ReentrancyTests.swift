@@ -35,7 +35,7 @@ struct ReentrancyTests {
         let system = try MemorySystem(configuration: configuration)
         let witness = ReentrancyWitness()
         let apps = try (0..<Self.appCount).map { index in
-            try system.register(.test("reentrant\(index)"), configuration: .quick) { [system, witness] in
+            try system.register(.test("reentrant\(index)"), configuration: .patient()) { [system, witness] in
                 ReentrantDelegate(system: system, witness: witness, ballastBytes: Self.ballastMebibytes * mebibyte)
             }
         }
