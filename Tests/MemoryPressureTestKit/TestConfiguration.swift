@@ -13,7 +13,9 @@ extension AppIdentifier {
 
 extension AppConfiguration {
     /// Short limits, so that an app's faults surface quickly: 100 ms to enter the background, to
-    /// terminate and for a background task; never the 5 s / 30 s defaults.
+    /// terminate and for a background task; never the 5 s / 30 s defaults. For tests whose subject
+    /// is a deadline running out: on a loaded machine under a sanitizer a callback can take 100 ms,
+    /// so a test that expects an app to reach the background or suspend uses ``patient(backgroundTime:)``.
     public static let quick = try! AppConfiguration(
         backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
         backgroundTaskTimeLimit: .milliseconds(100)
