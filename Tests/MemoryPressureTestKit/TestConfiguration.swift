@@ -15,7 +15,7 @@ extension AppConfiguration {
     /// Short limits, so that an app's faults surface quickly: 100 ms to enter the background, to
     /// terminate and for a background task; never the 5 s / 30 s defaults. For tests whose subject
     /// is a deadline running out: on a loaded machine under a sanitizer a callback can take 100 ms,
-    /// so a test that expects an app to reach the background or suspend uses ``patient(backgroundTime:)``.
+    /// so a test that expects an app to reach the background or suspend uses ``patient(backgroundTime:importance:)``.
     public static let quick = try! AppConfiguration(
         backgroundDeadline: .milliseconds(100), terminationDeadline: .milliseconds(100),
         backgroundTaskTimeLimit: .milliseconds(100)
@@ -27,10 +27,11 @@ extension AppConfiguration {
     /// launch, to enter the background and to terminate, and `backgroundTime` of background time.
     /// For tests of which callbacks run and in what order, where no deadline is meant to run out:
     /// ``quick``'s 100 ms did, for a background launch at the busy start of a ThreadSanitizer run.
-    public static func patient(backgroundTime: Duration = .seconds(600)) -> AppConfiguration {
+    /// The app is in `importance`'s band.
+    public static func patient(backgroundTime: Duration = .seconds(600), importance: AppImportance = .service) -> AppConfiguration {
         try! AppConfiguration(
             launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60),
-            backgroundTaskTimeLimit: backgroundTime
+            backgroundTaskTimeLimit: backgroundTime, importance: importance
         )
     }
 

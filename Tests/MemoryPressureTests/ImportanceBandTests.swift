@@ -101,11 +101,7 @@ struct ImportanceBandTests {
     func add(
         _ name: String, _ band: AppImportance, _ placement: Placement, mebibytes: Int, to system: MemorySystem
     ) async throws -> App {
-        // The patient test limits (no callback deadline runs out on a loaded machine), with the band.
-        let configuration = try AppConfiguration(
-            launchDeadline: .seconds(60), backgroundDeadline: .seconds(60), terminationDeadline: .seconds(60),
-            backgroundTaskTimeLimit: .seconds(600), importance: band
-        )
+        let configuration = AppConfiguration.patient(importance: band)
         let registry = system.registry
         let journal = journal
         let app = try system.register(.test(name), configuration: configuration) {
