@@ -20,12 +20,12 @@ struct KernelEventPolicyTests {
         }
         #expect(tracker.update(with: sample(after: .zero)) == nil)
 
-        tracker.notice(.warning, at: start + .seconds(1))
+        tracker.notice(.warning, at: Moment(start + .seconds(1)))
         #expect(tracker.update(with: sample(after: .seconds(1)))?.level == .warning)
-        tracker.notice(.critical, at: start + .seconds(2))
+        tracker.notice(.critical, at: Moment(start + .seconds(2)))
         #expect(tracker.update(with: sample(after: .seconds(2)))?.level == .critical)
         // A milder notice later does not lower a critical one that still holds.
-        tracker.notice(.warning, at: start + .seconds(3))
+        tracker.notice(.warning, at: Moment(start + .seconds(3)))
         #expect(tracker.update(with: sample(after: .seconds(11))) == nil)
         #expect(tracker.level == .critical)
 
@@ -41,7 +41,7 @@ struct KernelEventPolicyTests {
     @Test func noticesAreIgnoredWithoutStallThresholdsAsStallIs() {
         var tracker = PressureLevelTracker(budget: Self.budget, stallThresholds: nil)
         let now = ContinuousClock.now
-        tracker.notice(.critical, at: now)
+        tracker.notice(.critical, at: Moment(now))
         #expect(tracker.update(with: MemorySample(time: now, residentBytes: 0)) == nil)
         #expect(tracker.level == .normal)
     }

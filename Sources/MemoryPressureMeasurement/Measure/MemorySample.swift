@@ -14,7 +14,12 @@ import MemoryPressureRuntime
 /// the sample's jemalloc epoch refresh, on samples that made one); a figure that is nil is left out.
 public struct MemorySample: Hashable, Sendable, Encodable {
     /// When the reading was taken.
-    public var time: ContinuousClock.Instant
+    public var time: ContinuousClock.Instant {
+        get { moment.instant }
+        set { moment = Moment(newValue) }
+    }
+    /// ``time``, in the fixed-layout form the sampling thread judges it in.
+    package var moment: Moment
     /// The process's resident bytes, from `/proc/self/statm`.
     public var residentBytes: Int?
     /// The cgroup's `memory.current`, where the process has a cgroup v2 with a memory controller.
@@ -66,7 +71,22 @@ public struct MemorySample: Hashable, Sendable, Encodable {
         cgroupEvents: ControlGroupEvents? = nil,
         pressureStall: PressureStall? = nil
     ) {
-        self.time = time
+        self.init(
+            moment: Moment(time), residentBytes: residentBytes, cgroupCurrentBytes: cgroupCurrentBytes, jemalloc: jemalloc,
+            cgroupEvents: cgroupEvents, pressureStall: pressureStall
+        )
+    }
+
+    /// A sample taken at `moment` with the figures given; the rest unknown.
+    package init(
+        moment: Moment,
+        residentBytes: Int? = nil,
+        cgroupCurrentBytes: Int? = nil,
+        jemalloc: JemallocStatistics? = nil,
+        cgroupEvents: ControlGroupEvents? = nil,
+        pressureStall: PressureStall? = nil
+    ) {
+        self.moment = moment
         self.residentBytes = residentBytes
         self.cgroupCurrentBytes = cgroupCurrentBytes
         self.jemalloc = jemalloc

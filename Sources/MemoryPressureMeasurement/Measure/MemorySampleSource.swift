@@ -17,7 +17,7 @@ public protocol MemorySampleSource: Sendable {
     /// Names the source in log lines, for example `/proc/self/statm`.
     var name: String { get }
     /// The shallowest depth of sample that reads this source: `.cheap` sources are read on every
-    /// sample, `.full` ones only on full samples.
+    /// sample, `.full` ones only on full samples. Read once, when the monitor is made.
     var depth: SampleDepth { get }
     /// Adds this source's figures to `sample`, or throws when they cannot be read now.
     ///

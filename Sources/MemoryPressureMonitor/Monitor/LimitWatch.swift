@@ -1,5 +1,6 @@
 import Logging
 import MemoryPressureMeasurement
+import MemoryPressureRuntime
 import SystemPackage
 
 /// When the sampling thread reads the cgroup's limits again, and what a reading decides: the budget
@@ -29,15 +30,18 @@ struct LimitWatch: Sendable {
     private var follower: BudgetFollower?
     /// When the limits are next read: at once, then an interval after each reading; nil when
     /// nothing needs them.
-    private var nextCheck: ContinuousClock.Instant?
-    /// When the limits were last read, and why the cgroup's could not be (logged when it changes).
-    private var last: (time: ContinuousClock.Instant, problem: String?)?
+    private var nextCheck: Moment?
+    /// When the limits were last read.
+    private var lastCheck: Moment?
+    /// Why the cgroup's limits could not be read at the last reading, if they could not (logged
+    /// when it changes).
+    private var lastProblem: String?
     /// Whether samples take in the cgroup's working set now; nil before the first reading.
     private var judgesWorkingSet: Bool?
 
     /// A watch for `configuration`'s limits whose first reading is due at `now`, the time of the
     /// monitor's clock as it starts.
-    package init(configuration: PressureMonitor.Configuration, now: ContinuousClock.Instant) {
+    package init(configuration: PressureMonitor.Configuration, now: Moment) {
         reader = configuration.limitsReader
         policy = configuration.controlGroupWorkingSet
         interval = configuration.limitCheckInterval ?? Self.defaultInterval
@@ -53,23 +57,23 @@ struct LimitWatch: Sendable {
     /// (`eventPending`), or at once when a limit file was written (`limitWritten`: writes are rare,
     /// and the kernel acts on the new limit as soon as the cgroup reaches it); nil when the limits
     /// are never read.
-    func dueTime(eventPending: Bool, limitWritten: Bool = false) -> ContinuousClock.Instant? {
+    func dueTime(eventPending: Bool, limitWritten: Bool = false) -> Moment? {
         guard let nextCheck else { return nil }
-        if limitWritten { return min(nextCheck, last?.time ?? nextCheck) }
-        guard eventPending, let last else { return nextCheck }
-        return min(nextCheck, last.time + Self.eventSpacing)
+        if limitWritten { return min(nextCheck, lastCheck ?? nextCheck) }
+        guard eventPending, let lastCheck else { return nextCheck }
+        return min(nextCheck, lastCheck + Self.eventSpacing)
     }
 
     /// Reads the limits at `now` and returns what they decide, logging once a reason the budget
     /// cannot follow them. A change is stamped with the time `written` (the limit files the watch
     /// saw written since the last reading) were last written, and the delay since; with none, it
     /// carries only the time it was seen.
-    package mutating func check(at now: ContinuousClock.Instant, written: Set<FilePath> = [], logger: Logger) -> Outcome {
+    package mutating func check(at now: Moment, written: Set<FilePath> = [], logger: Logger) -> Outcome {
         let reading = reader.read()
-        if reading.problem != last?.problem, let problem = reading.problem, follower != nil {
+        if reading.problem != lastProblem, let problem = reading.problem, follower != nil {
             logger.notice("the budget cannot follow the cgroup's limit while this lasts: \(problem)")
         }
-        last = (now, reading.problem)
+        (lastCheck, lastProblem) = (now, reading.problem)
         nextCheck = now + interval
         var outcome = Outcome()
         let judges = policy.takesInWorkingSet(aloneInControlGroup: reading.isAloneInControlGroup)
@@ -77,7 +81,7 @@ struct LimitWatch: Sendable {
             outcome.workingSet = (judges, reading.isAloneInControlGroup)
         }
         judgesWorkingSet = judges
-        outcome.budgetChange = follower?.follow(reading.limits, at: now)
+        outcome.budgetChange = follower?.follow(reading.limits, at: now.instant)
         if outcome.budgetChange != nil, let time = ControlGroupLimitWrites.lastWrite(of: Array(written)) {
             outcome.budgetChange?.limitWriteTime = time
             outcome.budgetChange?.limitWriteDelay = max(.zero, ControlGroupLimitWrites.realTimeNow() - time)

@@ -16,8 +16,8 @@ import MemoryPressureMeasurement
     private struct Bookkeeping {
         /// Names of sources whose failure has been logged.
         var reported: Set<String> = []
-        /// Indices of sources not read any more because their file is missing.
-        var retired: Set<Int> = []
+        /// Per source, in order, whether it is not read any more because its file is missing.
+        var retired: [Bool]
         /// Whether samples count what the cgroup's working set holds beyond the process's own
         /// figure (``/MemoryPressureMeasurement/MemorySample/controlGroupExcessBytes``).
         var judgesControlGroupWorkingSet = false
@@ -26,12 +26,17 @@ import MemoryPressureMeasurement
     }
 
     private let sources: [any MemorySampleSource]
+    /// The indices of the sources a cheap sample reads, in order: their ``MemorySampleSource/depth``
+    /// as the sampler was made.
+    private let cheapSources: [Int]
+    /// The indices of every source, in order: what a full sample reads.
+    private let allSources: [Int]
     /// The heap account whose bytes complete each sample, when a memory system keeps one.
     private let account: FootprintAccount?
     /// What each sample adds beyond its sources and the heaps (the process apps' children), when a memory system has it.
     private let processes: (any FootprintContributor)?
     private let logger: Logger
-    private let bookkeeping = LibraryLock(Bookkeeping())
+    private let bookkeeping: LibraryLock<Bookkeeping>
 
     /// A sampler over `sources`.
     @_spi(Benchmarks) public convenience init(sources: [any MemorySampleSource], logger: Logger = Logger(label: "MemoryPressure.MemorySampler")) {
@@ -42,6 +47,9 @@ import MemoryPressureMeasurement
     /// adds the footprints of `processes`' children.
     package init(sources: [any MemorySampleSource], account: FootprintAccount?, processes: (any FootprintContributor)? = nil, logger: Logger) {
         self.sources = sources
+        cheapSources = sources.indices.filter { sources[$0].depth == .cheap }
+        allSources = Array(sources.indices)
+        bookkeeping = LibraryLock(Bookkeeping(retired: Array(repeating: false, count: sources.count)))
         self.account = account
         self.processes = processes
         self.logger = logger
@@ -55,19 +63,19 @@ import MemoryPressureMeasurement
 
     /// Reads every source `depth` covers, timestamped `time`.
     @_spi(Benchmarks) public func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant = .now) -> MemorySample {
-        sample(depth, at: time, contributions: .changing)
+        sample(depth, at: Moment(time), contributions: .changing)
     }
 
-    /// Reads every source `depth` covers, timestamped `time`, and what `contributions` says of the
-    /// process apps' children.
-    package func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant, contributions: ContributionReading) -> MemorySample {
-        var sample = MemorySample(time: time)
+    /// Reads every source `depth` covers, timestamped `moment`, and what `contributions` says of
+    /// the process apps' children.
+    package func sample(_ depth: SampleDepth, at moment: Moment, contributions: ContributionReading = .changing) -> MemorySample {
+        var sample = MemorySample(moment: moment)
         let heaps = account?.snapshot()
-        let retired = bookkeeping.withLock { $0.retired }
+        let (retired, judges, excess) = bookkeeping.withLock { ($0.retired, $0.judgesControlGroupWorkingSet, $0.controlGroupExcess) }
         var failures: [(index: Int, name: String, error: any Error)] = []
-        for (index, source) in sources.enumerated() where !retired.contains(index) {
+        for index in depth == .cheap ? cheapSources : allSources where !retired[index] {
+            let source = sources[index]
             callOut {
-                if depth == .cheap, source.depth == .full { return }
                 let unread = sample
                 do {
                     try source.read(into: &sample)
@@ -86,31 +94,42 @@ import MemoryPressureMeasurement
             }
         }
         sample.processAppBytes = processes?.totalFootprintBytes(reading: contributions)
-        let (firstFailures, judges, excess) = bookkeeping.withLock { bookkeeping in
-            var first: [(name: String, error: any Error)] = []
-            for failure in failures {
-                if bookkeeping.reported.insert(failure.name).inserted { first.append((failure.name, failure.error)) }
-                if let error = failure.error as? MemoryPressureError, error.code == .measurementUnavailable {
-                    bookkeeping.retired.insert(failure.index)
-                }
-            }
-            if let workingSet = sample.cgroupWorkingSetBytes, let own = sample.measuredResidentBytes {
-                // The children's cgroups sit inside the process's: their memory is counted once.
-                bookkeeping.controlGroupExcess = max(0, workingSet - own - (sample.processAppBytes ?? 0))
-            }
-            return (first, bookkeeping.judgesControlGroupWorkingSet, bookkeeping.controlGroupExcess)
-        }
-        // Each source's first failure, logged with no lock held.
-        for (name, error) in firstFailures {
-            logger.notice("memory figure unknown, \(name): \(error)")
+        // The working set's excess over the process's own figure, when this sample read it: the
+        // children's cgroups sit inside the process's, so their memory is counted once.
+        let newExcess = sample.cgroupWorkingSetBytes.flatMap { workingSet in
+            sample.measuredResidentBytes.map { max(0, workingSet - $0 - (sample.processAppBytes ?? 0)) }
         }
         if judges {
-            sample.controlGroupExcessBytes = excess
+            sample.controlGroupExcessBytes = newExcess ?? excess
+        }
+        if !failures.isEmpty || newExcess != nil {
+            record(failures, excess: newExcess)
         }
         if let account, let heaps {
             account.complete(&sample, from: heaps)
         }
         return sample
+    }
+
+    /// Notes a sample's failed sources and the working set's excess it read: retires the sources
+    /// whose file is missing and logs each source's first failure, with no lock held.
+    private func record(_ failures: [(index: Int, name: String, error: any Error)], excess: Int?) {
+        let firstFailures = bookkeeping.withLock { bookkeeping in
+            var first: [(name: String, error: any Error)] = []
+            for failure in failures {
+                if bookkeeping.reported.insert(failure.name).inserted { first.append((failure.name, failure.error)) }
+                if let error = failure.error as? MemoryPressureError, error.code == .measurementUnavailable {
+                    bookkeeping.retired[failure.index] = true
+                }
+            }
+            if let excess {
+                bookkeeping.controlGroupExcess = excess
+            }
+            return first
+        }
+        for (name, error) in firstFailures {
+            logger.notice("memory figure unknown, \(name): \(error)")
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 import MemoryPressureMeasurement
+import MemoryPressureRuntime
 /// Judges samples against a budget and decides what to announce: the policy of the monitor, pure
 /// and driven by the samples' own times, so it can be tested without a clock.
 ///
@@ -21,14 +22,15 @@ package struct PressureLevelTracker: Sendable {
     /// The level last announced.
     package private(set) var level: PressureLevel = .normal
     /// When the level was last announced (a rise, fall or repeat).
-    private var lastAnnouncement: ContinuousClock.Instant?
+    private var lastAnnouncement: Moment?
     /// Since when the samples have called for a lower level than ``level``.
-    private var fallingSince: ContinuousClock.Instant?
+    private var fallingSince: Moment?
     /// The level the last stall reading called for; samples without one (cheap samples) keep it.
     private var stallLevel: PressureLevel = .normal
     /// When the kernel last noticed pressure calling for warning and for critical (cgroup v1
     /// `memory.pressure_level`).
-    private var noticed: (warning: ContinuousClock.Instant?, critical: ContinuousClock.Instant?) = (nil, nil)
+    private var noticedWarning: Moment?
+    private var noticedCritical: Moment?
 
     /// How long a kernel pressure notice calls for its level: as long as the shortest PSI average
     /// (`avg10`) that the stall thresholds judge, so that both signals hold a level alike.
@@ -49,7 +51,7 @@ package struct PressureLevelTracker: Sendable {
 
     /// Judges `sample`, taken at `sample.time`, and returns the announcement it calls for, if any.
     package mutating func update(with sample: MemorySample) -> PressureChange? {
-        let now = sample.time
+        let now = sample.moment
         if let stallThresholds, let stall = sample.pressureStall {
             stallLevel = stallThresholds.level(for: stall)
         }
@@ -73,22 +75,22 @@ package struct PressureLevelTracker: Sendable {
     /// Records that the kernel noticed pressure calling for `level` at `time` (a cgroup v1
     /// `memory.pressure_level` notification): for ``noticeHoldTime`` after, samples are judged at
     /// least at that level. Ignored, as stall is, when ``stallThresholds`` is nil.
-    package mutating func notice(_ level: PressureLevel, at time: ContinuousClock.Instant) {
+    package mutating func notice(_ level: PressureLevel, at time: Moment) {
         guard stallThresholds != nil else { return }
         switch level {
         case .normal: break
-        case .warning: noticed.warning = time
-        case .critical: noticed.critical = time
+        case .warning: noticedWarning = time
+        case .critical: noticedCritical = time
         }
     }
 
     /// The highest level a notice still calls for at `time`.
-    private func noticedLevel(at time: ContinuousClock.Instant) -> PressureLevel {
-        func holds(_ since: ContinuousClock.Instant?) -> Bool {
+    private func noticedLevel(at time: Moment) -> PressureLevel {
+        func holds(_ since: Moment?) -> Bool {
             since.map { time - $0 < Self.noticeHoldTime } ?? false
         }
-        if holds(noticed.critical) { return .critical }
-        if holds(noticed.warning) { return .warning }
+        if holds(noticedCritical) { return .critical }
+        if holds(noticedWarning) { return .warning }
         return .normal
     }
 
@@ -106,7 +108,7 @@ package struct PressureLevelTracker: Sendable {
     private mutating func announce(_ next: PressureLevel, kind: PressureChange.Kind, sample: MemorySample) -> PressureChange {
         let change = PressureChange(previous: level, level: next, kind: kind, sample: sample)
         level = next
-        lastAnnouncement = sample.time
+        lastAnnouncement = sample.moment
         fallingSince = nil
         return change
     }

@@ -260,14 +260,13 @@ public final class PressureMonitor: Sendable {
     /// `contributions` says of the process apps' children (by default, as a sample reads them);
     /// publishes nothing. A cheap reading that finds no footprint falls back to a full one.
     package func measure(_ contributions: ContributionReading = .changing) -> MemorySample {
-        let sample = sampler.sample(.cheap, at: configuration.clock.now, contributions: contributions)
-        return sample.footprintBytes == nil ? sampler.sample(.full, at: configuration.clock.now, contributions: contributions) : sample
+        let sample = sampler.sample(.cheap, at: Moment(configuration.clock.now), contributions: contributions)
+        return sample.footprintBytes == nil ? sampler.sample(.full, at: Moment(configuration.clock.now), contributions: contributions) : sample
     }
 
-    /// Reads the sources `depth` covers at `time` (the configured clock's time now, by default),
-    /// for the sampling thread.
-    package func sample(_ depth: SampleDepth, at time: ContinuousClock.Instant? = nil) -> MemorySample {
-        sampler.sample(depth, at: time ?? configuration.clock.now)
+    /// Reads the sources `depth` covers at `moment`, for the sampling thread.
+    func sample(_ depth: SampleDepth, at moment: Moment) -> MemorySample {
+        sampler.sample(depth, at: moment)
     }
 
     /// Records `event` as the latest and passes it on.

@@ -15,9 +15,9 @@ struct SamplingLoop: Sendable {
     package let control: SamplingControl
     var tracker: PressureLevelTracker
     /// When and at what footprint the allocator's statistics were last refreshed.
-    private var lastFull: (time: ContinuousClock.Instant, footprint: Int?)?
+    private var lastFull: (time: Moment, footprint: Int?)?
     /// When and at what footprint the last sample was taken, to tell how fast the footprint grows.
-    private var last: (time: ContinuousClock.Instant, footprint: Int?)?
+    private var last: (time: Moment, footprint: Int?)?
     /// The OOM kills in the process's cgroup, from the samples' `memory.events`.
     private var oomKills = OOMKillCounter()
     /// When the cgroup's limits are read again, and what they decide.
@@ -25,25 +25,26 @@ struct SamplingLoop: Sendable {
 
     private var configuration: PressureMonitor.Configuration { monitor.configuration }
     /// The time the loop reads: the configuration's clock.
-    private var clock: any LibraryClock { configuration.clock }
+    private let clock: any LibraryClock
 
     package init(monitor: PressureMonitor, control: SamplingControl) {
         self.monitor = monitor
         self.control = control
         let configuration = monitor.configuration
+        clock = configuration.clock
         self.tracker = PressureLevelTracker(
             budget: configuration.budget,
             stallThresholds: configuration.stallThresholds,
             settleTime: configuration.settleTime,
             repeatInterval: configuration.repeatInterval
         )
-        limits = LimitWatch(configuration: configuration, now: configuration.clock.now)
+        limits = LimitWatch(configuration: configuration, now: Moment(configuration.clock.now))
     }
 
     package mutating func run() {
         let watches = KernelEventWatches(trigger: configuration.stallTrigger, targets: configuration.controlGroupEvents)
         watches.log(to: configuration.logger)
-        var nextTick = clock.now
+        var nextTick = Moment(clock.now)
         // A full sample is due now (the first, a request, a kernel event), or at the next tick (a
         // kernel event within the fast interval of the last sample).
         var fullNow = true
@@ -65,7 +66,7 @@ struct SamplingLoop: Sendable {
             // The request is taken before the time is read: a sample asked for is taken at an
             // instant after the asking, never at one read before it.
             let requested = control.takeSampleRequest()
-            let now = clock.now
+            let now = Moment(clock.now)
             if let due = limits.dueTime(eventPending: limitsChanged, limitWritten: limitWritten), now >= due {
                 fullNow = apply(limits.check(at: now, written: limitFilesWritten, logger: configuration.logger)) || fullNow
                 limitsChanged = false
@@ -87,7 +88,7 @@ struct SamplingLoop: Sendable {
             // On a manual clock the wait has no time limit: a step of the clock wakes the thread
             // through its wake pipe (``PressureMonitor``'s `onStep`), and it looks at the time again.
             let ready = descriptors.wait(
-                milliseconds: looks.isEmpty ? WakePipe.milliseconds(until: clock.sleepDeadline(for: wakeTime)) : 0
+                milliseconds: looks.isEmpty ? WakePipe.milliseconds(until: clock.sleepDeadline(for: wakeTime.instant)) : 0
             )
             guard !ready.isEmpty else { continue }
             if ready.contains(where: { $0.fd == wakePipe.fd }) {
@@ -98,7 +99,7 @@ struct SamplingLoop: Sendable {
                 descriptors = DescriptorWait([wakePipe] + watches.pollDescriptors)
             }
             if let level = wake.pressureLevel {
-                tracker.notice(level.pressureLevel, at: clock.now)
+                tracker.notice(level.pressureLevel, at: Moment(clock.now))
             }
             limitsChanged = limitsChanged || wake.controlGroupEvent
             limitWritten = limitWritten || wake.limitWritten
@@ -107,7 +108,7 @@ struct SamplingLoop: Sendable {
                 // Kernel events bring a sample at most once per fast interval: under heavy reclaim a
                 // v1 cgroup signals its pressure level hundreds of times a second.
                 let earliest = (last?.time ?? now) + min(configuration.fastInterval, configuration.interval)
-                if clock.now >= earliest {
+                if Moment(clock.now) >= earliest {
                     fullNow = true
                 } else {
                     nextTick = min(nextTick, earliest)
@@ -136,13 +137,13 @@ struct SamplingLoop: Sendable {
     /// which carries how long reading it took. A sample at an instant follows everything the pass
     /// had due by then (a limit check), so a test that steps the clock can wait for it.
     @discardableResult
-    private mutating func takeSample(full: Bool, at now: ContinuousClock.Instant) -> MemorySample {
+    private mutating func takeSample(full: Bool, at now: Moment) -> MemorySample {
         // The sample's time is the clock's; how long reading it took is the machine's own time.
         let began = ContinuousClock.now
         var sample = monitor.sample(full ? .full : .cheap, at: now)
         if full || needsFullSample(after: sample) {
             if !full { sample = monitor.sample(.full, at: now) }
-            lastFull = (sample.time, sample.footprintBytes)
+            lastFull = (sample.moment, sample.footprintBytes)
         }
         sample.samplingDuration = ContinuousClock.now - began
         if let reading = sample.cgroupEvents?.oomKill {
@@ -170,12 +171,12 @@ struct SamplingLoop: Sendable {
     /// The time to the next sample: the fast interval while the footprint is above the warning
     /// threshold or grew faster than the configured rate since the last sample, else the interval.
     private mutating func interval(after sample: MemorySample) -> Duration {
-        defer { last = (sample.time, sample.footprintBytes) }
+        defer { last = (sample.moment, sample.footprintBytes) }
         let fast = min(configuration.fastInterval, configuration.interval)
         guard let footprint = sample.footprintBytes else { return configuration.interval }
         if footprint >= tracker.budget.bytes(enteringAbove: .warning) { return fast }
-        if let last, let before = last.footprint, sample.time > last.time {
-            let elapsed = sample.time - last.time
+        if let last, let before = last.footprint, sample.moment > last.time {
+            let elapsed = sample.moment - last.time
             let bytesPerSecond = Double(footprint - before) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
             if bytesPerSecond >= Double(configuration.fastSamplingGrowthRate) { return fast }
         }
@@ -186,7 +187,7 @@ struct SamplingLoop: Sendable {
     /// footprint moved by the refresh distance since the last full sample.
     private func needsFullSample(after cheap: MemorySample) -> Bool {
         guard let lastFull else { return true }
-        if cheap.time - lastFull.time >= configuration.allocatorRefreshInterval { return true }
+        if cheap.moment - lastFull.time >= configuration.allocatorRefreshInterval { return true }
         guard let footprint = cheap.footprintBytes, let previous = lastFull.footprint else { return false }
         return abs(footprint - previous) >= configuration.allocatorRefreshBytes
     }
