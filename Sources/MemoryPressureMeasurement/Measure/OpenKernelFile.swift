@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import SystemPackage
 import MemoryPressureRuntime
 
@@ -34,19 +39,29 @@ package final class OpenKernelFile: Sendable {
     /// Reads the file's text (at most `capacity - 1` bytes) and parses it with `parse`. A file that
     /// fills the buffer, or text `parse` rejects, is reported as malformed with the file's text.
     package func parse<Value>(capacity: Int, _ parse: (UnsafeRawBufferPointer) -> Value?) throws(MemoryPressureError) -> Value {
-        let parsed: Value?
-        do {
-            parsed = try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer in
-                let count = try descriptor.read(fromAbsoluteOffset: 0, into: buffer)
-                return count < capacity ? parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : nil
-            }
-        } catch {
-            throw .kernelFileUnreadable(path, errno: error as? Errno ?? .ioError)
+        let parsed = try withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 1) { buffer throws(MemoryPressureError) in
+            let count = try read(into: buffer)
+            return count < capacity ? parse(UnsafeRawBufferPointer(rebasing: buffer[..<count])) : nil
         }
         guard let parsed else {
             throw .kernelFileMalformed(path, text: (try? KernelFile.read(path)) ?? "")
         }
         return parsed
+    }
+
+    /// Reads the file from its start into `buffer`, retrying a read an interrupt cut short; returns
+    /// the bytes read.
+    ///
+    /// `pread` itself, not `FileDescriptor.read(fromAbsoluteOffset:into:)`: the sampling thread reads
+    /// `/proc/self/statm` this way a hundred times a second under pressure, each time with cold
+    /// caches after its wait, and every layer of code between it and the system call costs a cache
+    /// miss or more there (BENCHMARKS.md, issue 41).
+    private func read(into buffer: UnsafeMutableRawBufferPointer) throws(MemoryPressureError) -> Int {
+        while true {
+            let count = pread(descriptor.rawValue, buffer.baseAddress, buffer.count, 0)
+            if count >= 0 { return count }
+            guard errno == EINTR else { throw .kernelFileUnreadable(path, errno: Errno(rawValue: errno)) }
+        }
     }
 
     deinit {
