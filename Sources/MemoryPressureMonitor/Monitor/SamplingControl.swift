@@ -12,6 +12,9 @@ final class SamplingControl: Sendable {
     /// Callers waiting for the thread to look at the time (``requestLook(then:)``), and whether the
     /// loop has ended (a look asked for then is answered at once).
     private let looks = LibraryLock<(waiting: [@Sendable () -> Void], ended: Bool)>(([], false))
+    /// Set after a look is added to ``looks``, so that a pass with none asked for (almost every
+    /// pass) does not take the lock.
+    private let looksPending = Atomic<Bool>(false)
 
     package init() throws(Errno) {
         wake = try WakePipe()
@@ -42,12 +45,18 @@ final class SamplingControl: Sendable {
             if !looks.ended { looks.waiting.append(done) }
             return looks.ended
         }
-        if ended { callOut(done) } else { wake.wake() }
+        if ended {
+            callOut(done)
+        } else {
+            looksPending.store(true, ordering: .releasing)
+            wake.wake()
+        }
     }
 
     /// The looks asked for since the last call, for the thread to answer after its next pass.
     func takeLooks() -> [@Sendable () -> Void] {
-        looks.withLock { looks in
+        guard looksPending.exchange(false, ordering: .acquiringAndReleasing) else { return [] }
+        return looks.withLock { looks in
             defer { looks.waiting.removeAll() }
             return looks.waiting
         }
