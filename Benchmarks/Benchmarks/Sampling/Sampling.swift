@@ -112,71 +112,86 @@ let benchmarks: @Sendable () -> Void = {
     // fast interval (10 ms). Its samples are counted (by an observer, on the monitor's thread), and
     // the run fails unless it took at least 50 a second and stayed at the warning level throughout.
     // Beside it, over the same seconds, the floor: a thread that does nothing but wait 10 ms in
-    // `poll`, measured the same way.
+    // `poll`, measured the same way. How long the monitor's own reads of a sample took is the mean of
+    // its samples' `samplingDuration`.
+    //
+    // Then, with the monitor stopped, as many seconds of the least monitor beside the floor: a
+    // thread that waits as the floor does and then reads `/proc/self/statm` (the one reading no
+    // monitor can skip) with no library code, so the run also says what any monitor pays above
+    // the floor on this machine.
     Benchmark(
         "monitor-CPU-per-second-under-pressure",
         configuration: RunMode.current.configuration(
-            timed: [monitorCPU, pollLoopCPU, samplesPerSecond], warmupIterations: 0, maxDuration: .seconds(30), maxIterations: 4
+            timed: [monitorCPU, pollLoopCPU, samplesPerSecond, sampleReadInMonitor, leastMonitorCPU, pollLoopCPUBesideTheLeastMonitor],
+            warmupIterations: 0, maxDuration: .seconds(60), maxIterations: 4
         )
     ) { benchmark in
         let budget = try MemoryBudget(totalBytes: Int(Double(try residentBytes()) / 0.85))
         let monitor = PressureMonitor(configuration: PressureMonitor.Configuration(budget: budget, logger: silentLogger))
-        // Counted with two atomic adds, not a lock and a set: the observer runs on the monitor's
+        // Counted with atomic adds, not a lock and a set: the observer runs on the monitor's
         // thread, and its cost would count as the monitor's.
         let samples = SampleCount()
         let counting = monitor.events.observe { event in
-            if case .sample(_, let level) = event { samples.count(level) }
+            if case .sample(let sample, let level) = event { samples.count(level, readIn: sample.samplingDuration ?? .zero) }
         }
         defer { counting.cancel() }
         try monitor.start()
         let floor = try PollLoop(name: "poll-floor", interval: .milliseconds(10))
+        defer { floor.stop() }
         // Steady state: from the first sample at the warning level.
         let deadline = ContinuousClock.now + .seconds(5)
         while monitor.level != .warning {
             guard ContinuousClock.now < deadline else { throw BenchmarkFailure("the monitor did not reach the warning level") }
             sleep(for: .milliseconds(1))
         }
-        let start = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread")
-        let floorStart = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread")
         samples.reset()
-        sleep(for: monitoredTime)
-        let spent = try cpuNanoseconds(ofThreadNamed: "mempressure").unwrapped("the monitor's thread") - start
-        let floorSpent = try cpuNanoseconds(ofThreadNamed: "poll-floor").unwrapped("the poll loop's thread") - floorStart
+        let (spent, floorSpent) = try cpuNanoseconds(ofThreadsNamed: "mempressure", "poll-floor", over: monitoredTime)
         let sampled = samples.taken
         monitor.stop()
-        floor.stop()
         let milliseconds = Int(monitoredTime / .milliseconds(1))
         guard sampled.count * 1000 / milliseconds >= 50, sampled.levels == [.warning] else {
             throw BenchmarkFailure("the monitor took \(sampled.count) samples in \(monitoredTime) at \(sampled.levels)")
         }
+
+        let leastMonitor = try PollLoop(name: "least-monitor", interval: .milliseconds(10), readingStatm: true)
+        defer { leastMonitor.stop() }
+        let (leastSpent, floorSpentBesideTheLeast) = try cpuNanoseconds(ofThreadsNamed: "least-monitor", "poll-floor", over: monitoredTime)
+        guard leastMonitor.lastResidentPages > 0 else { throw BenchmarkFailure("the least monitor read no resident pages") }
+
         benchmark.measurement(monitorCPU, spent * 1000 / milliseconds)
         benchmark.measurement(pollLoopCPU, floorSpent * 1000 / milliseconds)
         benchmark.measurement(samplesPerSecond, sampled.count * 1000 / milliseconds)
+        benchmark.measurement(sampleReadInMonitor, sampled.readNanoseconds / max(1, sampled.count))
+        benchmark.measurement(leastMonitorCPU, leastSpent * 1000 / milliseconds)
+        benchmark.measurement(pollLoopCPUBesideTheLeastMonitor, floorSpentBesideTheLeast * 1000 / milliseconds)
     }
 }
 
-/// The samples a monitor published, and the levels they were judged at, counted by its observer
-/// without a lock.
+/// The samples a monitor published, the levels they were judged at, and how long reading them
+/// took, counted by its observer without a lock.
 final class SampleCount: Sendable {
     private let samples = Atomic<Int>(0)
+    private let readNanoseconds = Atomic<Int>(0)
     /// One bit per level seen.
     private let levels = Atomic<Int>(0)
 
-    func count(_ level: PressureLevel) {
+    func count(_ level: PressureLevel, readIn duration: Duration) {
         samples.add(1, ordering: .relaxed)
+        readNanoseconds.add(Int(duration / .nanoseconds(1)), ordering: .relaxed)
         levels.bitwiseOr(1 << Self.bit(level), ordering: .relaxed)
     }
 
     func reset() {
         samples.store(0, ordering: .relaxed)
+        readNanoseconds.store(0, ordering: .relaxed)
         levels.store(0, ordering: .relaxed)
     }
 
-    /// The samples counted since the last reset, and their levels.
-    var taken: (count: Int, levels: Set<PressureLevel>) {
+    /// The samples counted since the last reset, their levels, and the time their reading took.
+    var taken: (count: Int, levels: Set<PressureLevel>, readNanoseconds: Int) {
         let seen = levels.load(ordering: .relaxed)
         let all: [PressureLevel] = [.normal, .warning, .critical]
-        return (samples.load(ordering: .relaxed), Set(all.filter { seen & 1 << Self.bit($0) != 0 }))
+        return (samples.load(ordering: .relaxed), Set(all.filter { seen & 1 << Self.bit($0) != 0 }), readNanoseconds.load(ordering: .relaxed))
     }
 
     private static func bit(_ level: PressureLevel) -> Int {

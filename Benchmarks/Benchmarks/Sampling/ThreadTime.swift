@@ -13,22 +13,62 @@ let monitorCPU = BenchmarkMetric.custom("monitor CPU (ns per s)", polarity: .pre
 /// nanoseconds: the floor under a monitor that wakes as often.
 let pollLoopCPU = BenchmarkMetric.custom("poll loop CPU (ns per s)", polarity: .prefersSmaller, useScalingFactor: false)
 
+/// CPU time per second of a thread that does the least a monitor does, in nanoseconds: waits
+/// 10 ms in `poll`, then reads `/proc/self/statm` and parses its resident pages.
+let leastMonitorCPU = BenchmarkMetric.custom("least monitor CPU (ns per s)", polarity: .prefersSmaller, useScalingFactor: false)
+
+/// ``pollLoopCPU`` over the seconds the least monitor ran beside the poll loop.
+let pollLoopCPUBesideTheLeastMonitor = BenchmarkMetric.custom(
+    "poll loop CPU beside the least monitor (ns per s)", polarity: .prefersSmaller, useScalingFactor: false
+)
+
+/// How long reading a sample took the monitor, on its own thread, in nanoseconds: the mean of the
+/// samples' `samplingDuration`.
+let sampleReadInMonitor = BenchmarkMetric.custom("sample read in the monitor (ns)", polarity: .prefersSmaller, useScalingFactor: false)
+
 /// Samples the monitor published per second.
 let samplesPerSecond = BenchmarkMetric.custom("samples per second", polarity: .prefersLarger, useScalingFactor: false)
 
-/// A thread of its own, named `name`, that waits `interval` in `poll` again and again, doing
-/// nothing else, until stopped.
+/// A thread of its own, named `name`, that waits `interval` in `poll` again and again until
+/// stopped, doing nothing else or, when `readingStatm`, reading `/proc/self/statm` after each wait.
 final class PollLoop: @unchecked Sendable {
     /// What the loop's thread shares with whoever stops it.
     private final class Context: Sendable {
         let stopped = Atomic<Bool>(false)
         let named = Atomic<Bool>(false)
+        let lastResidentPages = Atomic<Int>(0)
         let name: String
         let milliseconds: Int32
+        /// `/proc/self/statm`, kept open, when the loop reads it after each wait; -1 when not.
+        let statm: Int32
 
-        init(name: String, milliseconds: Int32) {
+        init(name: String, milliseconds: Int32, readingStatm: Bool) {
             self.name = name
             self.milliseconds = milliseconds
+            statm = readingStatm ? open("/proc/self/statm", O_RDONLY | O_CLOEXEC) : -1
+        }
+
+        deinit {
+            if statm >= 0 { close(statm) }
+        }
+
+        /// The resident pages statm gives now: the second of its numbers.
+        func residentPages() -> Int {
+            withUnsafeTemporaryAllocation(byteCount: 160, alignment: 1) { buffer in
+                let count = pread(statm, buffer.baseAddress, buffer.count, 0)
+                var pages = 0
+                var field = 0
+                for byte in buffer.prefix(max(0, count)) {
+                    if byte == UInt8(ascii: " ") {
+                        field += 1
+                        if field == 2 { break }
+                        pages = 0
+                    } else {
+                        pages = pages * 10 + Int(byte &- UInt8(ascii: "0"))
+                    }
+                }
+                return pages
+            }
         }
     }
 
@@ -36,8 +76,11 @@ final class PollLoop: @unchecked Sendable {
     /// Set once, at initialization; joined once, by `stop()`.
     private let thread: pthread_t
 
-    init(name: String, interval: Duration) throws {
-        context = Context(name: name, milliseconds: Int32(interval / .milliseconds(1)))
+    /// The pages statm gave the loop last, so that its reading is not optimized away.
+    var lastResidentPages: Int { context.lastResidentPages.load(ordering: .relaxed) }
+
+    init(name: String, interval: Duration, readingStatm: Bool = false) throws {
+        context = Context(name: name, milliseconds: Int32(interval / .milliseconds(1)), readingStatm: readingStatm)
         let retained = Unmanaged.passRetained(context)
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { argument in
@@ -51,6 +94,9 @@ final class PollLoop: @unchecked Sendable {
             context.named.store(true, ordering: .releasing)
             while !context.stopped.load(ordering: .relaxed) {
                 _ = poll(nil, 0, context.milliseconds)
+                if context.statm >= 0 {
+                    context.lastResidentPages.store(context.residentPages(), ordering: .relaxed)
+                }
             }
             return nil
         }, retained.toOpaque())
@@ -82,6 +128,18 @@ func cpuNanoseconds(ofThreadNamed name: String) -> Int? {
         return firstLine(of: "/proc/self/task/\(task)/schedstat")?.split(separator: " ").first.flatMap { Int($0) }
     }
     return nil
+}
+
+/// The CPU time the threads named `first` and `second` spent over `duration` of wall-clock time
+/// (the calling thread sleeps meanwhile), in nanoseconds.
+func cpuNanoseconds(ofThreadsNamed first: String, _ second: String, over duration: Duration) throws -> (Int, Int) {
+    let firstStart = try cpuNanoseconds(ofThreadNamed: first).unwrapped("the thread \(first)")
+    let secondStart = try cpuNanoseconds(ofThreadNamed: second).unwrapped("the thread \(second)")
+    sleep(for: duration)
+    return (
+        try cpuNanoseconds(ofThreadNamed: first).unwrapped("the thread \(first)") - firstStart,
+        try cpuNanoseconds(ofThreadNamed: second).unwrapped("the thread \(second)") - secondStart
+    )
 }
 
 /// The first line of a small text file, without its newline.
