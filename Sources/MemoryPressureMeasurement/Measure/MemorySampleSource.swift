@@ -40,6 +40,8 @@ public protocol MemorySampleSource: Sendable {
 /// through a descriptor kept open.
 package struct ProcessMemorySampleSource: MemorySampleSource {
     private let statm: Result<OpenKernelFile, MemoryPressureError>
+    /// The kernel's page size, read once: a global's every use checks that it was made.
+    private let pageSize = ProcessMemory.systemPageSize
 
     /// Opens `/proc/self/statm`; when that fails, every read reports why.
     package init() {
@@ -51,7 +53,7 @@ package struct ProcessMemorySampleSource: MemorySampleSource {
     package var depth: SampleDepth { .cheap }
 
     package func read(into sample: inout MemorySample) throws {
-        sample.residentBytes = try ProcessMemory.read(from: statm.get()).residentBytes
+        sample.residentBytes = try ProcessMemory.read(from: statm.get(), pageSize: pageSize).residentBytes
     }
 }
 

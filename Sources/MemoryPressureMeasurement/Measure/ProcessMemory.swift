@@ -40,9 +40,10 @@ package struct ProcessMemory: Hashable, Sendable, Codable {
         try KernelFile.parseBytes(FilePath("/proc/\(pid)/statm"), capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
     }
 
-    /// Reads the figures from `/proc/self/statm` kept open (the cheap path).
-    package static func read(from statm: OpenKernelFile) throws(MemoryPressureError) -> ProcessMemory {
-        try statm.parse(capacity: statmCapacity) { parse(statm: $0, pageSize: systemPageSize) }
+    /// Reads the figures from `/proc/self/statm` kept open (the cheap path), in pages of `pageSize`
+    /// bytes.
+    package static func read(from statm: OpenKernelFile, pageSize: Int = systemPageSize) throws(MemoryPressureError) -> ProcessMemory {
+        try statm.parse(capacity: statmCapacity) { parse(statm: $0, pageSize: pageSize) }
     }
 
     /// Seven numbers of at most 20 digits and their separators.

@@ -21,7 +21,14 @@ public struct BudgetChange: Hashable, Sendable, CustomStringConvertible {
     /// there is no limit.
     public var limitSource: String?
     /// When the change was seen.
-    public var time: ContinuousClock.Instant
+    public var time: ContinuousClock.Instant {
+        get { moment.instant }
+        set { moment = Moment(newValue) }
+    }
+    /// ``time``, in a fixed-layout form: so that a ``PressureEvent``, which may hold a change, is
+    /// of fixed layout too, and the sampling thread makes one for each sample without the
+    /// runtime's generic code.
+    private var moment: Moment
     /// When the limit was written, as time since the Unix epoch: the modification time of the
     /// limit file the monitor's watch saw written (`memory.max` or `memory.high` on v2,
     /// `memory.limit_in_bytes` on v1, of its cgroup or an ancestor), which the kernel stamps at
@@ -43,7 +50,7 @@ public struct BudgetChange: Hashable, Sendable, CustomStringConvertible {
         self.previousLimitBytes = previousLimitBytes
         self.limitBytes = limitBytes
         self.limitSource = limitSource
-        self.time = time
+        moment = Moment(time)
     }
 
     /// Whether a budget that does not follow the limit (given in bytes, or from physical memory)

@@ -26,8 +26,22 @@ package struct Moment: Comparable, Hashable, Sendable {
     /// The instant this moment is.
     package var instant: ContinuousClock.Instant { Self.origin + sinceOrigin }
 
+    // All four comparisons, not `<` alone: the others' default implementations call `<` through
+    // the `Comparable` witness table.
     package static func < (lhs: Moment, rhs: Moment) -> Bool {
         lhs.sinceOrigin < rhs.sinceOrigin
+    }
+
+    package static func <= (lhs: Moment, rhs: Moment) -> Bool {
+        !(rhs.sinceOrigin < lhs.sinceOrigin)
+    }
+
+    package static func > (lhs: Moment, rhs: Moment) -> Bool {
+        rhs.sinceOrigin < lhs.sinceOrigin
+    }
+
+    package static func >= (lhs: Moment, rhs: Moment) -> Bool {
+        !(lhs.sinceOrigin < rhs.sinceOrigin)
     }
 
     package static func + (moment: Moment, duration: Duration) -> Moment {
