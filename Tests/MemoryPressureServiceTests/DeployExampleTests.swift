@@ -38,8 +38,8 @@ struct DeployExampleTests {
         process.standardError = errors
         try process.run()
         return await blockingWait {
-            let printed = output.fileHandleForReading.readDataToEndOfFile()
-            let complained = errors.fileHandleForReading.readDataToEndOfFile()
+            let printed = output.fileHandleForReading.bytesToEnd()
+            let complained = errors.fileHandleForReading.bytesToEnd()
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: printed, as: UTF8.self), String(decoding: complained, as: UTF8.self))
         }

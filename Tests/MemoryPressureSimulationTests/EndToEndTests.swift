@@ -317,7 +317,7 @@ struct EndToEndTests {
         await blockingWait {
             var received = ""
             while !received.contains(" footprint ") {
-                let data = output.fileHandleForReading.availableData
+                let data = output.fileHandleForReading.availableBytes()
                 if data.isEmpty { break }
                 received += String(decoding: data, as: UTF8.self)
             }
@@ -329,7 +329,7 @@ struct EndToEndTests {
     private static func ending(_ process: Process, error: Pipe) async -> String {
         await blockingWait {
             process.waitUntilExit()
-            return String(decoding: error.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return String(decoding: error.fileHandleForReading.bytesToEnd(), as: UTF8.self)
         }
     }
 

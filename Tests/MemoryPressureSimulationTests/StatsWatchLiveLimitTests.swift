@@ -1,6 +1,7 @@
 import Foundation
 import MemoryPressure
 import MemoryPressureTestKit
+import MemoryTestSupport
 import SystemPackage
 import Testing
 
@@ -76,7 +77,7 @@ struct StatsWatchLiveLimitTests {
         Thread.detachNewThread {
             var pending = ""
             while true {
-                let data = output.fileHandleForReading.availableData
+                let data = output.fileHandleForReading.availableBytes()
                 if data.isEmpty { return }
                 pending += String(decoding: data, as: UTF8.self)
                 while let newline = pending.firstIndex(of: "\n") {

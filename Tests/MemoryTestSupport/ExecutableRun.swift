@@ -60,14 +60,14 @@ private func runBuiltExecutableHere(
     let errorData = Mutex(Data())
     let errorRead = DispatchSemaphore(value: 0)
     Thread.detachNewThread {
-        let data = error.fileHandleForReading.readDataToEndOfFile()
+        let data = error.fileHandleForReading.bytesToEnd()
         errorData.withLock { $0 = data }
         errorRead.signal()
     }
     let pid = process.processIdentifier
     let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
     DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: watchdog)
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    let outputData = output.fileHandleForReading.bytesToEnd()
     errorRead.wait()
     process.waitUntilExit()
     watchdog.cancel()

@@ -143,7 +143,7 @@ struct SuperviseDaemonTests {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         let message = await blockingWait {
-            let message = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = String(decoding: errorPipe.fileHandleForReading.bytesToEnd(), as: UTF8.self)
             process.waitUntilExit()
             return message
         }

@@ -403,7 +403,7 @@ enum SuperviseTool {
         init(_ handle: FileHandle) {
             Thread.detachNewThread { [self] in
                 while true {
-                    let data = handle.availableData
+                    let data = handle.availableBytes()
                     arrived.lock()
                     text += String(decoding: data, as: UTF8.self)
                     arrived.broadcast()
