@@ -192,7 +192,7 @@ let package = Package(
         // the tests that move or measure process-wide memory, and tells whether a sanitizer runs.
         .target(
             name: "MemoryTestSupport",
-            dependencies: ["SanitizerSupport"],
+            dependencies: ["SanitizerSupport", .product(name: "SystemPackage", package: "swift-system")],
             path: "Tests/MemoryTestSupport"
         ),
         // A child process for the client channel's tests: logs the callbacks it receives, and frees

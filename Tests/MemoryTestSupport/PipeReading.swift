@@ -1,21 +1,19 @@
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// Reads of a pipe that outlast signals.
 ///
 /// Foundation's `FileHandle.availableData` and `readDataToEndOfFile()` end the test process with a
 /// fatal error when a `read` fails with `EINTR`, which a signal delivered to the reading thread
 /// causes (the test process handles `SIGCHLD` for its children, and a busy machine delivers more of
-/// them while a read waits). These read the handle's descriptor themselves and retry an interrupted
-/// read.
+/// them while a read waits). These read the handle's descriptor through swift-system, which retries
+/// an interrupted read.
 extension FileHandle {
-    /// The bytes the pipe holds now, waiting until it holds some; empty at the end of the file.
+    /// The bytes the pipe holds now, waiting until it holds some; empty at the end of the file (or
+    /// on an error other than an interruption).
     public func availableBytes() -> Data {
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        let count = buffer.withUnsafeMutableBytes { readRetryingInterrupts(into: $0) }
+        let count = (try? buffer.withUnsafeMutableBytes { try FileDescriptor(rawValue: fileDescriptor).read(into: $0) }) ?? 0
         return Data(buffer.prefix(count))
     }
 
@@ -26,16 +24,6 @@ extension FileHandle {
             let bytes = availableBytes()
             if bytes.isEmpty { return data }
             data.append(bytes)
-        }
-    }
-
-    /// One `read` into `buffer`, retried while a signal interrupts it; 0 at the end of the file or
-    /// on an error.
-    private func readRetryingInterrupts(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        while true {
-            let count = Glibc.read(fileDescriptor, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            if errno != EINTR { return 0 }
         }
     }
 }
