@@ -20,9 +20,6 @@ package struct Moment: Comparable, Hashable, Sendable {
         sinceOrigin = instant - Self.origin
     }
 
-    /// The continuous clock's time now.
-    package static var now: Moment { Moment(.now) }
-
     /// The instant this moment is.
     package var instant: ContinuousClock.Instant { Self.origin + sinceOrigin }
 
